@@ -1,0 +1,193 @@
+"""Core data types: corpora, published releases and the private ledger kept beside them.
+
+A *row* is the published non-private set of a transaction (``C^S̄`` in the paper), kept as a
+sorted tuple of terms so that it is hashable, canonical and JSON friendly.
+
+The public release (SPEC section 3) and the private ledger (which rows are counterfeits, FP2
+counts) are separate types on purpose: code that renders a release for analysts only ever sees
+:class:`PublishedRelease`, which has no field that could leak a counterfeit flag.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = [
+    "Row",
+    "Transaction",
+    "make_row",
+    "PublishedCluster",
+    "PublishedRelease",
+    "ClusterLedger",
+    "ReleaseLedger",
+    "Publication",
+]
+
+Row = tuple[str, ...]
+
+
+def make_row(terms: Iterable[str]) -> Row:
+    """Return the canonical row of a set of terms (sorted, without repeats).
+
+    >>> make_row(["theft", "arson", "theft"])
+    ('arson', 'theft')
+    """
+    return tuple(sorted(set(terms)))
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """One record of a raw snapshot: a set of terms, an optional pseudonym and cluster label."""
+
+    terms: frozenset[str]
+    individual: str | None = None
+    cluster: str | None = None
+
+    @classmethod
+    def of(
+        cls, terms: Iterable[str], individual: str | None = None, cluster: str | None = None
+    ) -> Transaction:
+        return cls(frozenset(terms), individual, cluster)
+
+
+@dataclass(slots=True)
+class PublishedCluster:
+    """A published cluster ``C* = {C^S̄, C_c, C_ol}`` (SPEC section 2, step 5).
+
+    Attributes
+    ----------
+    cluster_id:
+        Stable label within the release (``c1``, ``c2``, ...).
+    rows:
+        Non-private sets of its rows, counterfeits included, in a shuffled order.
+    private_counts:
+        ``N(s, C_c)``, copies of each private term in the cluster private segment.
+    global_share:
+        ``N(s, C_ol) = J_s(C)``, the cluster's estimated share of the global bag (formula 3).
+    counterfeits:
+        Counterfeit rows added by BP and FP1 (published on purpose, section 3.2).
+    """
+
+    cluster_id: str
+    rows: list[Row]
+    private_counts: dict[str, int] = field(default_factory=dict)
+    global_share: dict[str, int] = field(default_factory=dict)
+    counterfeits: int = 0
+
+    @property
+    def size(self) -> int:
+        """``N(C*)``."""
+        return len(self.rows)
+
+    def n_s(self, term: str) -> int:
+        """``N(s, C*) = N(s, C_c) + N(s, C_ol)`` (Definition 4)."""
+        return self.private_counts.get(term, 0) + self.global_share.get(term, 0)
+
+    def private_terms(self) -> set[str]:
+        """Terms with a non-zero ``N(s, C*)``."""
+        return {s for s in (*self.private_counts, *self.global_share) if self.n_s(s) > 0}
+
+
+@dataclass(slots=True)
+class PublishedRelease:
+    """The public view of one release (SPEC section 3).
+
+    ``population_rates`` are ``ss(s, T^μ)``, fixed after FP1 (section 3.2.1); they are what the
+    adversary divides by in formula 15, so risk is always computed against them.
+    """
+
+    release_no: int
+    clusters: list[PublishedCluster]
+    global_bag: dict[str, int]
+    population_rates: dict[str, float]
+    private_terms: frozenset[str] = frozenset()
+    global_counterfeits: int = 0
+    label: str | None = None
+
+    @property
+    def n_rows(self) -> int:
+        return sum(c.size for c in self.clusters)
+
+    def term_totals(self) -> Counter[str]:
+        """All copies of each private term: cluster segments plus global bag (section 2.3.2)."""
+        totals: Counter[str] = Counter()
+        for cluster in self.clusters:
+            totals.update({s: n for s, n in cluster.private_counts.items() if n})
+        totals.update({s: n for s, n in self.global_bag.items() if n})
+        return totals
+
+    def row_counts(self) -> Counter[Row]:
+        counts: Counter[Row] = Counter()
+        for cluster in self.clusters:
+            counts.update(cluster.rows)
+        return counts
+
+    def cluster(self, cluster_id: str) -> PublishedCluster:
+        for cluster in self.clusters:
+            if cluster.cluster_id == cluster_id:
+                return cluster
+        raise KeyError(cluster_id)
+
+
+@dataclass(slots=True)
+class ClusterLedger:
+    """What the publisher knows of a cluster and never publishes.
+
+    ``counterfeit_rows`` are indexes into ``PublishedCluster.rows``; ``fp2`` counts the
+    counterfeits FP2 and the post-condition loop added (not published, Definition 17).
+    ``bp``/``fp1`` are the published split of ``PublishedCluster.counterfeits``.
+    """
+
+    counterfeit_rows: list[int] = field(default_factory=list)
+    bp: int = 0
+    fp1: int = 0
+    fp2: int = 0
+    individuals: list[str | None] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ReleaseLedger:
+    """Private side of a release: per-cluster ledgers (same order as the clusters)."""
+
+    clusters: list[ClusterLedger]
+    global_bag_counterfeits: dict[str, int] = field(default_factory=dict)
+    suppressed: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def counterfeit_rows(self) -> int:
+        return sum(len(c.counterfeit_rows) for c in self.clusters)
+
+
+@dataclass(slots=True)
+class Publication:
+    """The result of publishing one corpus: the public release, its ledger and a report."""
+
+    release: PublishedRelease
+    ledger: ReleaseLedger
+    report: dict[str, object] = field(default_factory=dict)
+    #: Wong only: individual key -> term -> ``(n_k, n_{k,s})`` of this release's group, to be
+    #: appended to the statistics file m(o, s) when the release is stored.
+    statistics_update: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+
+
+def release_from_counts(
+    release_no: int,
+    clusters: Sequence[tuple[Sequence[Row], Mapping[str, int], Mapping[str, int], int]],
+    global_bag: Mapping[str, int],
+    population_rates: Mapping[str, float],
+) -> PublishedRelease:
+    """Build a release from plain tuples ``(rows, private_counts, global_share, counterfeits)``.
+
+    Handy for tests and for loading a stored release.
+    """
+    return PublishedRelease(
+        release_no=release_no,
+        clusters=[
+            PublishedCluster(f"c{i + 1}", list(rows), dict(pc), dict(gs), cf)
+            for i, (rows, pc, gs, cf) in enumerate(clusters)
+        ],
+        global_bag=dict(global_bag),
+        population_rates=dict(population_rates),
+    )

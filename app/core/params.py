@@ -1,0 +1,132 @@
+"""Method parameters with their defaults (SPEC sections 1-9, API.md ``params``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from app.core.errors import InvalidParameter
+
+__all__ = ["METHODS", "PublishParams", "parse_params"]
+
+METHODS: tuple[str, ...] = ("sanony", "anony", "wong", "kanony", "scomp", "inv")
+
+# Which parameters each method reads; the others are rejected so that a typo is not ignored.
+_COMMON = ("r_th", "cluster_size", "seed")
+_METHOD_PARAMS: dict[str, tuple[str, ...]] = {
+    "anony": _COMMON,
+    "sanony": (*_COMMON, "max_repair_rounds"),
+    "kanony": (*_COMMON, "max_repair_rounds", "taxonomy", "gb_min_terms", "gb_retention"),
+    "scomp": (*_COMMON, "d", "confidence", "other_releases"),
+    "wong": ("cluster_size", "seed", "l", "strategy", "k_prime", "alpha"),
+    "inv": ("cluster_size", "seed", "m"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PublishParams:
+    """Every parameter of every method, with the SPEC's defaults.
+
+    ``r_th`` risk-lift threshold (>= 1); ``cluster_size`` minimum cluster size for the built-in
+    clustering; ``seed`` for every random choice; ``max_repair_rounds`` guard of the Sanony
+    post-condition loop; Wong's ``l``, ``strategy``, ``k_prime``, ``alpha``; Kanony's
+    ``taxonomy``, ``gb_min_terms``, ``gb_retention``; sComp's ``d``, ``confidence``,
+    ``other_releases``; Inv's ``m``.
+    """
+
+    r_th: float = 8.0
+    cluster_size: int = 10
+    seed: int = 0
+    max_repair_rounds: int = 200
+    l: int = 2  # noqa: E741 - the paper's symbol
+    strategy: str = "constant_ratio"
+    k_prime: int = 5
+    alpha: float = 2.0
+    taxonomy: Mapping[str, str] = field(default_factory=dict)
+    gb_min_terms: int = 2
+    gb_retention: int | None = None
+    d: int = 4
+    confidence: float = 0.8
+    other_releases: int = 1
+    m: int = 2
+
+    def for_method(self, method: str) -> dict[str, Any]:
+        """The effective values of the parameters ``method`` reads (echoed by the API)."""
+        values = asdict(self)
+        return {name: values[name] for name in _METHOD_PARAMS[method]}
+
+
+def _check(name: str, ok: bool, why: str) -> None:
+    if not ok:
+        raise InvalidParameter(f"params.{name}: {why}", {"param": name})
+
+
+def parse_params(method: str, raw: Mapping[str, Any] | None) -> PublishParams:
+    """Validate ``raw`` for ``method`` and return the effective parameters.
+
+    >>> parse_params("sanony", {"r_th": 2}).r_th
+    2.0
+    """
+    if method not in METHODS:
+        raise InvalidParameter(
+            f"method: unknown method {method!r}; choose one of {', '.join(METHODS)}",
+            {"param": "method"},
+        )
+    raw = dict(raw or {})
+    allowed = _METHOD_PARAMS[method]
+    unknown = sorted(set(raw) - set(allowed))
+    _check(unknown[0] if unknown else "", not unknown,
+           f"not a parameter of {method}; it takes {', '.join(allowed)}")
+    types = {f.name: f.type for f in fields(PublishParams)}
+    values: dict[str, Any] = {}
+    for name, value in raw.items():
+        values[name] = _coerce(name, str(types[name]), value)
+    params = replace(PublishParams(), **values)
+    _validate(params)
+    return params
+
+
+def _coerce(name: str, type_name: str, value: Any) -> Any:
+    if value is None and "None" in type_name:
+        return None
+    if type_name.startswith("int"):
+        _check(name, isinstance(value, int) and not isinstance(value, bool), "must be an integer")
+        return value
+    if type_name == "float":
+        _check(
+            name,
+            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value),
+            "must be a finite number",
+        )
+        return float(value)
+    if type_name == "str":
+        _check(name, isinstance(value, str), "must be a string")
+        return value
+    _check(
+        name,
+        isinstance(value, Mapping)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()),
+        "must be an object mapping terms to categories",
+    )
+    return dict(value)
+
+
+def _validate(p: PublishParams) -> None:
+    _check("r_th", p.r_th >= 1, "must be at least 1")
+    _check("cluster_size", 1 <= p.cluster_size <= 100_000, "must be between 1 and 100000")
+    _check("seed", 0 <= p.seed < 2**63, "must be a non-negative 63-bit integer")
+    _check("max_repair_rounds", 1 <= p.max_repair_rounds <= 100_000, "must be between 1 and 100000")
+    _check("l", p.l >= 2, "must be at least 2")
+    _check("strategy", p.strategy in ("constant_ratio", "geometric"),
+           "must be 'constant_ratio' or 'geometric'")
+    _check("k_prime", p.k_prime >= 1, "must be at least 1")
+    _check("alpha", p.alpha > 1, "must be greater than 1 (Theorem 2)")
+    _check("gb_min_terms", p.gb_min_terms >= 0, "must be non-negative")
+    _check("gb_retention", p.gb_retention is None or p.gb_retention >= 1,
+           "must be at least 1 or null")
+    _check("d", p.d >= 1, "must be at least 1")
+    _check("confidence", 0 < p.confidence < 1, "must be strictly between 0 and 1")
+    _check("other_releases", p.other_releases >= 1, "must be at least 1")
+    _check("m", p.m >= 2, "must be at least 2")

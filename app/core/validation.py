@@ -1,0 +1,45 @@
+"""Checks on a raw corpus before anything is computed (API.md, "Bad input")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.core.errors import InvalidCorpus
+from app.core.model import Transaction
+
+__all__ = ["MAX_TERM_LENGTH", "validate_corpus"]
+
+MAX_TERM_LENGTH = 200
+
+
+def validate_corpus(corpus: Sequence[Transaction], *, require_individual: bool = False) -> None:
+    """Raise :class:`InvalidCorpus` naming the first transaction at fault.
+
+    ``details`` carries ``item`` (0-based index) so that the API can name the line.
+    """
+    if not corpus:
+        raise InvalidCorpus("the corpus is empty: a release needs at least one transaction")
+    labelled = sum(1 for t in corpus if t.cluster is not None)
+    if 0 < labelled < len(corpus):
+        first = next(i for i, t in enumerate(corpus) if t.cluster is None)
+        raise InvalidCorpus(
+            f"transaction {first}: 'cluster' is given on {labelled} of {len(corpus)} "
+            "transactions; give it on all or none",
+            {"item": first, "field": "cluster"},
+        )
+    for i, transaction in enumerate(corpus):
+        if not transaction.terms:
+            raise InvalidCorpus(f"transaction {i} has no terms", {"item": i, "field": "terms"})
+        for term in transaction.terms:
+            if not term or not term.strip():
+                raise InvalidCorpus(f"transaction {i}: empty term", {"item": i, "field": "terms"})
+            if len(term) > MAX_TERM_LENGTH:
+                raise InvalidCorpus(
+                    f"transaction {i}: term longer than {MAX_TERM_LENGTH} characters",
+                    {"item": i, "field": "terms"},
+                )
+        if require_individual and not transaction.individual:
+            raise InvalidCorpus(
+                f"transaction {i}: 'individual' is required by method wong",
+                {"item": i, "field": "individual"},
+            )
