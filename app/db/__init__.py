@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy models, repositories, bulk COPY helpers and the engine."""

@@ -1,0 +1,30 @@
+"""ORM models, all in one package so that Alembic sees every table (Polar's layout)."""
+
+from app.db.models.auth import ApiKey, AppSecret
+from app.db.models.job import IdempotencyKey, Job, JobInput
+from app.db.models.release import (
+    Cluster,
+    ClusterLedger,
+    PublishedRow,
+    Release,
+    ReleaseLedger,
+    Term,
+)
+from app.db.models.series import Series
+from app.db.models.statistics import WongStatistic
+
+__all__ = [
+    "ApiKey",
+    "AppSecret",
+    "Cluster",
+    "ClusterLedger",
+    "IdempotencyKey",
+    "Job",
+    "JobInput",
+    "PublishedRow",
+    "Release",
+    "ReleaseLedger",
+    "Series",
+    "Term",
+    "WongStatistic",
+]

@@ -1,0 +1,62 @@
+"""Publication jobs, their transient input and idempotency keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db.base import Base, TimestampMixin
+
+
+class Job(TimestampMixin, Base):
+    __tablename__ = "jobs"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    series_id: Mapped[int] = mapped_column(ForeignKey("series.id", ondelete="CASCADE"), index=True)
+    #: The key that posted it (publishers may read their own jobs).
+    api_key_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="SET NULL")
+    )
+    procrastinate_job_id: Mapped[int | None] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(20), default="queued")
+    phase: Mapped[str | None] = mapped_column(String(20))
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    label: Mapped[str | None] = mapped_column(Text)
+    extra_private_terms: Mapped[list[str]] = mapped_column(ARRAY(Text), default=list)
+    n_transactions: Mapped[int] = mapped_column(Integer, default=0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    release_no: Mapped[int | None] = mapped_column(Integer)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    #: The core's report (private: counterfeits by phase); auditors and admins only.
+    report: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    phase_seconds: Mapped[dict[str, float]] = mapped_column(JSONB, default=dict)
+    started_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class JobInput(Base):
+    """The corpus a queued job will publish (individuals already keyed); deleted when it ends.
+
+    Raw snapshots are not kept: this row lives only between the POST and the end of the job.
+    """
+
+    __tablename__ = "job_inputs"
+
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True
+    )
+    payload: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class IdempotencyKey(TimestampMixin, Base):
+    __tablename__ = "idempotency_keys"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    series_id: Mapped[int] = mapped_column(ForeignKey("series.id", ondelete="CASCADE"))
+    body_hash: Mapped[str] = mapped_column(String(64))
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))

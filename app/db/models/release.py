@@ -1,0 +1,108 @@
+"""Published releases (public) and their ledgers (private).
+
+Rows are stored as arrays of term ids (``terms`` is the dictionary) with a 64-bit hash of the
+row's terms, indexed, so that equal non-private sets are found across releases. Rows, clusters
+and ledgers are written with ``COPY`` (see :mod:`app.db.bulk`), never row by row.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db.base import Base, TimestampMixin
+
+if TYPE_CHECKING:
+    from app.db.models.series import Series
+
+
+class Term(Base):
+    __tablename__ = "terms"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    term: Mapped[str] = mapped_column(Text, unique=True)
+
+
+class Release(TimestampMixin, Base):
+    __tablename__ = "releases"
+    __table_args__ = (UniqueConstraint("series_id", "release_no"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    series_id: Mapped[int] = mapped_column(ForeignKey("series.id", ondelete="CASCADE"))
+    release_no: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str | None] = mapped_column(Text)
+    method: Mapped[str] = mapped_column(String(20))
+    params: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    private_terms: Mapped[list[str]] = mapped_column(ARRAY(Text))
+    n_rows: Mapped[int] = mapped_column(Integer)
+    n_clusters: Mapped[int] = mapped_column(Integer)
+    population_rates: Mapped[dict[str, float]] = mapped_column(JSONB)
+    global_bag: Mapped[dict[str, int]] = mapped_column(JSONB)
+    global_counterfeits: Mapped[int] = mapped_column(Integer, default=0)
+    job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
+
+    series: Mapped[Series] = relationship(back_populates="releases", lazy="raise")
+
+
+class Cluster(Base):
+    __tablename__ = "clusters"
+    __table_args__ = (UniqueConstraint("release_id", "position"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    release_id: Mapped[int] = mapped_column(ForeignKey("releases.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    cluster_id: Mapped[str] = mapped_column(Text)
+    n_rows: Mapped[int] = mapped_column(Integer)
+    private_counts: Mapped[dict[str, int]] = mapped_column(JSONB)
+    global_share: Mapped[dict[str, int]] = mapped_column(JSONB)
+    #: Counterfeit rows added by BP + FP1 (public, SPEC section 3).
+    counterfeits: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class PublishedRow(Base):
+    __tablename__ = "published_rows"
+    __table_args__ = (Index("ix_published_rows_terms_hash", "terms_hash"),)
+
+    cluster_pk: Mapped[int] = mapped_column(
+        ForeignKey("clusters.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    release_id: Mapped[int] = mapped_column(
+        ForeignKey("releases.id", ondelete="CASCADE"), index=True
+    )
+    term_ids: Mapped[list[int]] = mapped_column(ARRAY(Integer))
+    terms_hash: Mapped[int] = mapped_column(BigInteger)
+
+
+class ReleaseLedger(Base):
+    """Private: global-bag counterfeits and suppressed copies of a release."""
+
+    __tablename__ = "release_ledgers"
+
+    release_id: Mapped[int] = mapped_column(
+        ForeignKey("releases.id", ondelete="CASCADE"), primary_key=True
+    )
+    global_bag_counterfeits: Mapped[dict[str, int]] = mapped_column(JSONB, default=dict)
+    suppressed: Mapped[dict[str, int]] = mapped_column(JSONB, default=dict)
+
+
+class ClusterLedger(Base):
+    """Private: which rows are counterfeits, the BP/FP1/FP2 split and row individuals (keyed)."""
+
+    __tablename__ = "cluster_ledgers"
+
+    cluster_pk: Mapped[int] = mapped_column(
+        ForeignKey("clusters.id", ondelete="CASCADE"), primary_key=True
+    )
+    release_id: Mapped[int] = mapped_column(
+        ForeignKey("releases.id", ondelete="CASCADE"), index=True
+    )
+    counterfeit_rows: Mapped[list[int]] = mapped_column(ARRAY(Integer))
+    bp: Mapped[int] = mapped_column(Integer)
+    fp1: Mapped[int] = mapped_column(Integer)
+    fp2: Mapped[int] = mapped_column(Integer)
+    individuals: Mapped[list[str | None]] = mapped_column(ARRAY(Text))

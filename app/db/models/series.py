@@ -1,0 +1,30 @@
+"""A series: one publisher's sequence of releases under one method."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import String, Text
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db.base import Base, TimestampMixin
+
+if TYPE_CHECKING:
+    from app.db.models.release import Release
+
+
+class Series(TimestampMixin, Base):
+    __tablename__ = "series"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    method: Mapped[str] = mapped_column(String(20))
+    #: Declared private terms; grows with the extra private terms of later releases.
+    private_terms: Mapped[list[str]] = mapped_column(ARRAY(Text), default=list)
+    #: Parameters as validated (raw); the effective values are derived from them.
+    params: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
+
+    releases: Mapped[list[Release]] = relationship(
+        back_populates="series", lazy="raise", order_by="Release.release_no"
+    )
