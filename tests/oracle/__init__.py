@@ -1,0 +1,1 @@
+"""Independent test oracles (second implementations written from SPEC.md)."""
