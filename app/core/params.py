@@ -77,8 +77,11 @@ def parse_params(method: str, raw: Mapping[str, Any] | None) -> PublishParams:
     raw = dict(raw or {})
     allowed = _METHOD_PARAMS[method]
     unknown = sorted(set(raw) - set(allowed))
-    _check(unknown[0] if unknown else "", not unknown,
-           f"not a parameter of {method}; it takes {', '.join(allowed)}")
+    _check(
+        unknown[0] if unknown else "",
+        not unknown,
+        f"not a parameter of {method}; it takes {', '.join(allowed)}",
+    )
     types = {f.name: f.type for f in fields(PublishParams)}
     values: dict[str, Any] = {}
     for name, value in raw.items():
@@ -119,13 +122,17 @@ def _validate(p: PublishParams) -> None:
     _check("seed", 0 <= p.seed < 2**63, "must be a non-negative 63-bit integer")
     _check("max_repair_rounds", 1 <= p.max_repair_rounds <= 100_000, "must be between 1 and 100000")
     _check("l", p.l >= 2, "must be at least 2")
-    _check("strategy", p.strategy in ("constant_ratio", "geometric"),
-           "must be 'constant_ratio' or 'geometric'")
+    _check(
+        "strategy",
+        p.strategy in ("constant_ratio", "geometric"),
+        "must be 'constant_ratio' or 'geometric'",
+    )
     _check("k_prime", p.k_prime >= 1, "must be at least 1")
     _check("alpha", p.alpha > 1, "must be greater than 1 (Theorem 2)")
     _check("gb_min_terms", p.gb_min_terms >= 0, "must be non-negative")
-    _check("gb_retention", p.gb_retention is None or p.gb_retention >= 1,
-           "must be at least 1 or null")
+    _check(
+        "gb_retention", p.gb_retention is None or p.gb_retention >= 1, "must be at least 1 or null"
+    )
     _check("d", p.d >= 1, "must be at least 1")
     _check("confidence", 0 < p.confidence < 1, "must be strictly between 0 and 1")
     _check("other_releases", p.other_releases >= 1, "must be at least 1")

@@ -1,0 +1,111 @@
+"""Counterfeit transactions (Definition 14).
+
+A counterfeit is a new row whose terms are a random sample, of the minimal size (at least one
+term), of the cluster's multiset of non-private terms, and which is identical to no row of
+the cluster. When the cluster cannot give one, the corpus' non-private terms are sampled, then
+the whole series'. Terms are drawn with probability proportional to their count in the
+multiset, so counterfeits look like the cluster's rows.
+
+Decision: among the first few valid candidates of the minimal size, one that no other
+release holds is preferred, so that a counterfeit does not create overlaps of its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from app.core.model import Row
+from app.core.state import ClusterState, SeriesState
+
+__all__ = ["CounterfeitFactory"]
+
+_CANDIDATES = 6
+_TRIES = 24
+_ENUMERATE_FROM = 10
+
+
+class CounterfeitFactory:
+    """Makes counterfeit rows for clusters of the release at position ``release``."""
+
+    def __init__(
+        self, state: SeriesState, release: int, corpus_terms: Counter[str], seed: int | str
+    ) -> None:
+        self._state = state
+        self._release = release
+        self._rng = random.Random(f"counterfeit:{seed}")
+        self._corpus_terms = corpus_terms
+        self._series_terms: Counter[str] | None = None
+        self._cluster_terms: dict[int, Counter[str]] = {}
+
+    def make(self, position: int, cluster: ClusterState) -> Row:
+        """A counterfeit row for the cluster at ``position`` of the new release."""
+        pools: Iterator[Counter[str]] = iter(
+            (self._terms_of(position, cluster), self._corpus_terms, self._series())
+        )
+        for pool in pools:
+            row = self._sample(pool, cluster)
+            if row is not None:
+                return row
+        # Every subset of the series' terms is already a row of this cluster (tiny
+        # vocabularies). Definition 14 cannot hold; the empty set (a transaction with private
+        # terms only) is the next least informative row, else a sampled row is repeated.
+        if () not in cluster.counts:
+            return ()
+        return self._rng.choice(sorted(cluster.counts))
+
+    def make_global(self) -> Row:
+        """A counterfeit drawn from the corpus' non-private terms (global composition, BP)."""
+        row = self._sample(self._corpus_terms, None) or self._sample(self._series(), None)
+        return row if row is not None else ()
+
+    def _terms_of(self, position: int, cluster: ClusterState) -> Counter[str]:
+        found = self._cluster_terms.get(position)
+        if found is None:
+            found = Counter(t for row in cluster.rows[: cluster.n_true] for t in row)
+            self._cluster_terms[position] = found
+        return found
+
+    def _series(self) -> Counter[str]:
+        if self._series_terms is None:
+            self._series_terms = Counter()
+            for release in self._state.releases:
+                for row, mult in release.row_counts.items():
+                    for term in row:
+                        self._series_terms[term] += mult
+        return self._series_terms
+
+    def _sample(self, pool: Counter[str], cluster: ClusterState | None) -> Row | None:
+        if not pool:
+            return None
+        terms = sorted(pool)
+        for size in range(1, len(terms) + 1):
+            valid = list(
+                itertools.islice(self._candidates(pool, terms, size, cluster), _CANDIDATES)
+            )
+            if valid:
+                fresh = [row for row in valid if not self._state.holders(row)]
+                return (fresh or valid)[0]
+        return None
+
+    def _candidates(
+        self, pool: Counter[str], terms: list[str], size: int, cluster: ClusterState | None
+    ) -> Iterator[Row]:
+        seen: set[Row] = set()
+        taken = cluster.counts if cluster is not None else {}
+        for row in self._draws(pool, terms, size):
+            if row not in seen and row not in taken:
+                seen.add(row)
+                yield row
+
+    def _draws(self, pool: Counter[str], terms: list[str], size: int) -> Iterable[Row]:
+        # Weighted sampling without replacement (Efraimidis-Spirakis keys u^(1/w)).
+        for _ in range(_TRIES):
+            keyed = sorted(terms, key=lambda t: -(self._rng.random() ** (1.0 / pool[t])))
+            yield tuple(sorted(keyed[:size]))
+        if len(terms) <= _ENUMERATE_FROM or size == 1:
+            ordered = sorted(terms, key=lambda t: -(self._rng.random() ** (1.0 / pool[t])))
+            for combo in itertools.combinations(ordered[: _ENUMERATE_FROM * 2], size):
+                yield tuple(sorted(combo))

@@ -1,0 +1,224 @@
+"""Backward and forward perturbation with counterfeits: BP, FP1, FP2 (SPEC 5; section 3).
+
+All three act on the new release (position ``j`` of a :class:`SeriesState`), never on a
+published one. Counterfeit rows carry copies of private terms (s-counterfeits) or none
+(s̄-counterfeits); one row can be an s-counterfeit for some terms and s̄ for others.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+
+from app.core.counterfeit import CounterfeitFactory
+from app.core.model import Row
+from app.core.overlap import Overlap, cluster_cover, release_overlap, s_range
+from app.core.risk import cluster_posteriors, global_posteriors, serial_risk
+from app.core.state import ClusterState, SeriesState
+
+__all__ = ["Perturber"]
+
+_FP1_GUARD = 64
+
+
+def _needs(needs: dict[str, int], s: str, value: int) -> None:
+    if value > needs.get(s, 0):
+        needs[s] = value
+
+
+class Perturber:
+    """Adds counterfeits to the clusters of release ``j`` and keeps every count right."""
+
+    def __init__(self, state: SeriesState, j: int, factory: CounterfeitFactory) -> None:
+        self.state = state
+        self.j = j
+        self.factory = factory
+        self.release = state.releases[j]
+        self._true_counts: dict[int, Counter[Row]] = {}
+        self._term_index: dict[str, set[int]] | None = None
+
+    # -- adding counterfeits ---------------------------------------------------------------
+
+    def add(self, c: int, rows: int, copies: Mapping[str, int], phase: str) -> None:
+        """Add ``rows`` counterfeit rows to cluster ``c``, ``copies[s] <= rows`` carrying s."""
+        cluster = self.release.clusters[c]
+        for _ in range(rows):
+            self.state.add_row((self.j, c), self.factory.make(c, cluster))
+        for s, k in copies.items():
+            if k:
+                cluster.private_counts[s] += k
+        setattr(cluster, phase, getattr(cluster, phase) + rows)
+
+    def add_global(self, rows: int, copies: Mapping[str, int], phase: str) -> None:
+        """Global composition: rows go to their most similar cluster, copies to the bag."""
+        for _ in range(rows):
+            row = self.factory.make_global()
+            c = self._most_similar(row)
+            self.state.add_row((self.j, c), row)
+            cluster = self.release.clusters[c]
+            setattr(cluster, phase, getattr(cluster, phase) + 1)
+        for s, k in copies.items():
+            if k:
+                self.release.global_bag[s] += k
+
+    def _most_similar(self, row: Row) -> int:
+        if self._term_index is None:
+            self._term_index = {}
+            for c, cluster in enumerate(self.release.clusters):
+                for r in cluster.counts:
+                    for t in r:
+                        self._term_index.setdefault(t, set()).add(c)
+        candidates = set().union(*(self._term_index.get(t, set()) for t in row)) if row else set()
+        best, best_score = 0, -1.0
+        target = set(row)
+        for c in sorted(candidates):
+            cluster = self.release.clusters[c]
+            if row in cluster.counts:
+                continue
+            terms = {t for r in cluster.counts for t in r}
+            score = len(target & terms) / len(target | terms)
+            if score > best_score:
+                best, best_score = c, score
+        return best
+
+    def true_counts(self, c: int) -> Counter[Row]:
+        found = self._true_counts.get(c)
+        if found is None:
+            cluster = self.release.clusters[c]
+            found = Counter(cluster.rows[: cluster.n_true])
+            self._true_counts[c] = found
+        return found
+
+    def _old_cover(self, c: int) -> list[Overlap]:
+        return cluster_cover(self.state, (self.j, c), releases=range(self.j))
+
+    # -- BP ------------------------------------------------------------------------------
+
+    def backward(self) -> int:
+        """BP (Lemma 4, Definition 15, formulas 16-18) for every cluster, then globally."""
+        added = 0
+        for c, cluster in enumerate(self.release.clusters):
+            need_s: dict[str, int] = {}
+            need_sbar: dict[str, int] = {}
+            for overlap in self._old_cover(c):
+                other = self.state.cluster(overlap.other)
+                for s in cluster.terms() | other.terms():
+                    new = s_range(cluster.n_s(s), cluster.n, overlap.size)
+                    old = s_range(other.n_s(s), other.n, overlap.size)
+                    _needs(need_sbar, s, new[0] - old[0])
+                    _needs(need_s, s, old[1] - new[1])
+            rows = max(
+                (need_s.get(s, 0) + need_sbar.get(s, 0) for s in {*need_s, *need_sbar}), default=0
+            )
+            if rows:
+                self.add(c, rows, need_s, "bp")
+                added += rows
+        return added + self._backward_global()
+
+    def _backward_global(self) -> int:
+        need_s: dict[str, int] = {}
+        need_sbar: dict[str, int] = {}
+        new_totals = self.release.totals()
+        for k in range(self.j):
+            old_release = self.state.releases[k]
+            o = sum(release_overlap(self.release, old_release).values())
+            if not o:
+                continue
+            old_totals = old_release.totals()
+            for s in set(new_totals) | set(old_totals):
+                new = s_range(new_totals.get(s, 0), self.release.n, o)
+                old = s_range(old_totals.get(s, 0), old_release.n, o)
+                _needs(need_sbar, s, new[0] - old[0])
+                _needs(need_s, s, old[1] - new[1])
+        rows = max(
+            (need_s.get(s, 0) + need_sbar.get(s, 0) for s in {*need_s, *need_sbar}), default=0
+        )
+        if rows:
+            self.add_global(rows, need_s, "bp")
+        return rows
+
+    # -- FP1 -----------------------------------------------------------------------------
+
+    def forward(self) -> int:
+        """FP1 (Proposition 2, Lemma 5, formulas 19-20), rechecked until every overlap passes."""
+        added = 0
+        for c in range(len(self.release.clusters)):
+            for _ in range(_FP1_GUARD):
+                need_s, need_sbar = self._fp1_needs(c)
+                terms = {*need_s, *need_sbar}
+                rows = max((need_s.get(s, 0) + need_sbar.get(s, 0) for s in terms), default=0)
+                if not rows:
+                    break
+                self.add(c, rows, need_s, "fp1")
+                added += rows
+        return added
+
+    def _fp1_needs(self, c: int) -> tuple[dict[str, int], dict[str, int]]:
+        cluster = self.release.clusters[c]
+        true_counts = self.true_counts(c)
+        need_s: dict[str, int] = {}
+        need_sbar: dict[str, int] = {}
+        x_d = cluster.n - cluster.n_true
+        for overlap in self._old_cover(c):
+            other = self.state.cluster(overlap.other)
+            d_o = sum(max(0, m - overlap.rows.get(row, 0)) for row, m in true_counts.items())
+            for s in cluster.terms() | other.terms():
+                self._fp1_term(cluster, other, overlap.size, d_o, x_d, s, need_s, need_sbar)
+        return need_s, need_sbar
+
+    @staticmethod
+    def _fp1_term(
+        cluster: ClusterState,
+        other: ClusterState,
+        o: int,
+        d_o: int,
+        x_d: int,
+        s: str,
+        need_s: dict[str, int],
+        need_sbar: dict[str, int],
+    ) -> None:
+        n_s, n = cluster.n_s(s), cluster.n
+        f1n, f2n = s_range(n_s, n, o)
+        g1, g2 = s_range(other.n_s(s), other.n, o)
+        r1, r2 = max(f1n, g1), min(f2n, g2)
+        if r1 > r2:
+            return
+        r1f, r2f = max(n_s - r2, 0), max(n_s - r1, 0)  # formula 8
+        r1d, r2d = max(r1f - x_d, 0), min(n - x_d - r1, r2f)  # formula 19
+        f1, f2 = s_range(n_s, n, d_o)  # formula 5 with d_o in place of O
+        if r1d > f1:  # lower side fails: s̄-counterfeits (formula 20)
+            _needs(need_sbar, s, max(n_s - r2 - x_d, 1))
+        if r2d < f2:  # upper side fails: s-counterfeits (formula 20)
+            _needs(need_s, s, max(d_o + r1 - n_s, 1))
+
+    # -- FP2 -----------------------------------------------------------------------------
+
+    def fp2(self, r_th: float) -> int:
+        """FP2 (Definition 17, Lemma 6): s̄-counterfeits, one at a time, until every row of the
+        cluster is serially preserving; the guard is the cluster's own size plus its cover."""
+        limit = r_th * (1 + 1e-9)
+        rates = self.release.rates
+        glob = global_posteriors(self.state, self.j)
+        over_global = {
+            p
+            for p, betas in enumerate(glob.betas)
+            if any(serial_risk(b, rates.get(s, 0.0)) > limit for s, b in betas.items())
+        }
+        added = 0
+        for c, cluster in enumerate(self.release.clusters):
+            guard = 4 * cluster.n_true + 16
+            flagged = any(glob.pattern_of.get(row, -1) in over_global for row in cluster.counts)
+            while guard > 0 and (flagged or self._cluster_over(c, limit)):
+                self.add(c, 1, {}, "fp2")
+                added += 1
+                guard -= 1
+                flagged = False
+        return added
+
+    def _cluster_over(self, c: int, limit: float) -> bool:
+        rates = self.release.rates
+        for betas in cluster_posteriors(self.state, (self.j, c)).values():
+            for s, beta in betas.items():
+                if serial_risk(beta, rates.get(s, 0.0)) > limit:
+                    return True
+        return False

@@ -1,0 +1,127 @@
+"""The checked post-condition of Sanony (SPEC 5, "Post-condition"; Theorem 1).
+
+Every row of every release must be serially preserving once the new release is out. Rows of
+the new release are mended with s̄-counterfeits in their own cluster (as FP2 does). Rows of a
+published release can only be mended through the new release: for the overlap that pins
+their range, an s-counterfeit when the new cluster caps the copies of s in the overlap
+(``f2`` too low) or an s̄-counterfeit when it forces copies in (``f1`` too high), which is
+BP's rule (Lemma 4) applied to the pair at fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app.core.errors import PublicationFailed
+from app.core.overlap import cluster_cover, release_overlap, s_range
+from app.core.perturbation import Perturber
+from app.core.risk import violating_rows
+from app.core.state import ClusterRef, SeriesState
+
+__all__ = ["Repairer"]
+
+Violation = tuple[ClusterRef, tuple[str, ...], str, float, str]
+
+
+class Repairer:
+    """Finds rows over ``r_th`` anywhere in the series and adds counterfeits to mend them."""
+
+    def __init__(self, state: SeriesState, j: int, perturber: Perturber, r_th: float) -> None:
+        self.state = state
+        self.j = j
+        self.perturber = perturber
+        self.r_th = r_th
+
+    def violations(self) -> list[Violation]:
+        """Rows over ``r_th``: the new release in full; published releases where they changed
+        (clusters overlapping the new release, and the global composition of every row)."""
+        found = violating_rows(self.state, self.j, self.r_th)
+        touched: dict[int, set[int]] = {}
+        for row in self.state.releases[self.j].row_counts:
+            for k, d in self.state.holders(row):
+                if k != self.j:
+                    touched.setdefault(k, set()).add(d)
+        for k in range(len(self.state.releases)):
+            if k != self.j:
+                found.extend(violating_rows(self.state, k, self.r_th, sorted(touched.get(k, ()))))
+        return found
+
+    def run(self, max_rounds: int, progress: Callable[[float], None]) -> tuple[int, int]:
+        """Repair until no row is over ``r_th``; returns (rounds, counterfeits added)."""
+        added = 0
+        for round_no in range(max_rounds + 1):
+            progress(min(round_no / max(max_rounds, 1), 1.0))
+            found = self.violations()
+            if not found:
+                return round_no, added
+            if round_no == max_rounds:
+                break
+            added += self._mend(found)
+        worst = sorted(found, key=lambda v: -v[3])[:10]
+        raise PublicationFailed(
+            f"the series is not serially preserving after {max_rounds} repair rounds: "
+            f"{len(found)} rows over r_th = {self.r_th}; nothing was stored",
+            {
+                "rows_over_threshold": len(found),
+                "worst": [
+                    {
+                        "release_no": self.state.releases[ref[0]].release_no,
+                        "cluster_id": self.state.cluster(ref).cluster_id,
+                        "row": list(row),
+                        "term": s,
+                        "serial_risk": risk,
+                        "composition": kind,
+                    }
+                    for ref, row, s, risk, kind in worst
+                ],
+            },
+        )
+
+    def _mend(self, found: list[Violation]) -> int:
+        done: set[tuple[object, ...]] = set()
+        added = 0
+        for ref, _row, s, _risk, kind in found:
+            key = (ref if kind == "cluster" else ref[0], s, kind)
+            if key in done:
+                continue
+            done.add(key)
+            if ref[0] == self.j:
+                self.perturber.add(ref[1], 1, {}, "fp2")
+            elif kind == "cluster":
+                self._mend_published_cluster(ref, s)
+            else:
+                self._mend_published_release(ref[0], s)
+            added += 1
+        return added
+
+    def _mend_published_cluster(self, ref: ClusterRef, s: str) -> None:
+        old = self.state.cluster(ref)
+        best: tuple[int, int, bool] | None = None
+        for overlap in cluster_cover(self.state, ref, releases=(self.j,)):
+            c = overlap.other[1]
+            new = self.state.cluster(overlap.other)
+            f_old = s_range(old.n_s(s), old.n, overlap.size)
+            f_new = s_range(new.n_s(s), new.n, overlap.size)
+            if f_new[1] < f_old[1]:
+                best = (overlap.size, c, True)
+                break
+            if f_new[0] > f_old[0] and (best is None or overlap.size > best[0]):
+                best = (overlap.size, c, False)
+            elif best is None:
+                best = (overlap.size, c, False)
+        if best is None:
+            return
+        _, c, with_s = best
+        self.perturber.add(c, 1, {s: 1} if with_s else {}, "fp2")
+
+    def _mend_published_release(self, k: int, s: str) -> None:
+        new, old = self.state.releases[self.j], self.state.releases[k]
+        o = sum(release_overlap(new, old).values())
+        f_new = s_range(new.totals().get(s, 0), new.n, o)
+        f_old = s_range(old.totals().get(s, 0), old.n, o)
+        with_s = f_new[1] < f_old[1]
+        self.perturber.add_global(1, {s: 1} if with_s else {}, "fp2")
+        if with_s and new.rates.get(s, 0.0) == 0.0:
+            # A term the new release did not hold has no published rate yet; give it the
+            # rate its copies now imply so that formula 15 stays defined.
+            new.rates[s] = new.totals()[s] / new.n

@@ -1,0 +1,294 @@
+"""Serial risk of published rows (SPEC 4; formulas 9, 12-15 and section 2.3.2).
+
+Two compositions are computed for every row and private term s:
+
+- *cluster* composition: the row's cluster against its cover Ω(C*), every overlapping cluster
+  of every other release;
+- *global* composition: the row's whole release, taken as one cluster, against every other
+  whole release.
+
+The serial risk is ``max(β_cluster, β_global) / ss(s)`` (formula 15) with ``ss`` the published
+population rate of the row's release. Rows with the same non-private set in the same cluster
+share their posterior, so work is per distinct row, and global posteriors are per *pattern*
+(how a row sits in each other release's overlap), of which a release has only a few.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from app.core.likelihood import log_likelihood_ratio
+from app.core.model import PublishedRelease, Row
+from app.core.overlap import cluster_cover, overlap_range, release_overlap
+from app.core.posterior import Evidence, best_ratio
+from app.core.state import ClusterRef, SeriesState
+
+__all__ = [
+    "RowRisk",
+    "ReleaseRisk",
+    "GlobalPosteriors",
+    "cluster_posteriors",
+    "global_posteriors",
+    "serial_risk",
+    "assess_release",
+    "assess_series",
+    "release_risk_from_state",
+]
+
+#: z allowed for a row w.r.t. one overlap: only 0, only 1, or both (SPEC 4 decision).
+_Z_OPTIONS: dict[int, tuple[int, ...]] = {0: (0,), 1: (1,), 2: (0, 1)}
+
+
+@dataclass(slots=True)
+class RowRisk:
+    """Serial risk of one published row: its highest risk over the private terms."""
+
+    cluster_id: str
+    row_index: int
+    row: Row
+    serial_risk: float
+    term: str | None
+
+
+@dataclass(slots=True)
+class ReleaseRisk:
+    """Per-release risk summary (API.md risk endpoint)."""
+
+    release_no: int
+    r_th: float
+    max_serial_risk: float
+    n_rows: int
+    rows_over_threshold: int
+    by_term: dict[str, float]
+    histogram: list[tuple[float, float, int]]
+    rows: list[RowRisk] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class GlobalPosteriors:
+    """β_global of a release: each distinct row's pattern and each pattern's β per term."""
+
+    pattern_of: dict[Row, int]
+    betas: list[dict[str, float]]
+
+
+def _z_code(in_overlap: int, in_cluster: int) -> int:
+    if in_overlap == 0:
+        return 0
+    return 1 if in_overlap == in_cluster else 2
+
+
+def _choose(lr0: float, lr1: float, code: int) -> float:
+    if code == 0:
+        return lr0
+    if code == 1:
+        return lr1
+    return best_ratio((lr0, lr1))
+
+
+def cluster_posteriors(state: SeriesState, ref: ClusterRef) -> dict[Row, dict[str, float]]:
+    """β_cluster of each distinct row of a cluster for each private term it holds (formula 12).
+
+    For a row whose set the cluster holds more often than the overlap does, the row may be
+    inside or outside O; the adversary takes the larger posterior (SPEC 4 decision).
+    """
+    cluster = state.cluster(ref)
+    terms = cluster.terms()
+    if not terms:
+        return {}
+    cover = cluster_cover(state, ref)
+    n = cluster.n
+    result: dict[Row, dict[str, float]] = {row: {} for row in cluster.counts}
+    for s in terms:
+        n_s = cluster.n_s(s)
+        alpha = n_s / n
+        base = Evidence()
+        ratios: list[tuple[float, float] | None] = []
+        for overlap in cover:
+            other = state.cluster(overlap.other)
+            found = overlap_range(n_s, n, other.n_s(s), other.n, overlap.size)
+            if found is None:
+                ratios.append(None)
+                continue
+            r1, r2 = found
+            lr0 = log_likelihood_ratio(n_s, n, overlap.size, r1, r2, 0)
+            lr1 = log_likelihood_ratio(n_s, n, overlap.size, r1, r2, 1)
+            ratios.append((lr0, lr1))
+            base.add(lr0)
+        for row, mult in cluster.counts.items():
+            evidence = base
+            for i, overlap in enumerate(cover):
+                pair = ratios[i]
+                shared = overlap.rows.get(row, 0)
+                if pair is None or not shared:
+                    continue
+                if evidence is base:
+                    evidence = base.copy()
+                evidence.add(pair[0], -1)
+                evidence.add(_choose(pair[0], pair[1], _z_code(shared, mult)))
+            result[row][s] = evidence.posterior(alpha)
+    return result
+
+
+def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
+    """β_global of the rows of release ``j`` against every other whole release (2.3.2)."""
+    release = state.releases[j]
+    others = [k for k in range(len(state.releases)) if k != j]
+    overlaps = [release_overlap(release, state.releases[k]) for k in others]
+    patterns: dict[tuple[int, ...], int] = {}
+    pattern_of: dict[Row, int] = {}
+    for row, mult in release.row_counts.items():
+        key = tuple(_z_code(ov.get(row, 0), mult) for ov in overlaps)
+        pattern_of[row] = patterns.setdefault(key, len(patterns))
+    totals = release.totals()
+    n = release.n
+    betas: list[dict[str, float]] = [{} for _ in patterns]
+    for s, n_s in totals.items():
+        pairs: list[tuple[float, float] | None] = []
+        for k, ov in zip(others, overlaps, strict=True):
+            other = state.releases[k]
+            o = sum(ov.values())
+            found = overlap_range(n_s, n, other.totals().get(s, 0), other.n, o) if o else None
+            if found is None:
+                pairs.append(None)
+                continue
+            pairs.append(
+                (
+                    log_likelihood_ratio(n_s, n, o, found[0], found[1], 0),
+                    log_likelihood_ratio(n_s, n, o, found[0], found[1], 1),
+                )
+            )
+        for key, p in patterns.items():
+            evidence = Evidence()
+            for code, pair in zip(key, pairs, strict=True):
+                if pair is not None:
+                    evidence.add(_choose(pair[0], pair[1], code))
+            betas[p][s] = evidence.posterior(n_s / n)
+    return GlobalPosteriors(pattern_of, betas)
+
+
+def serial_risk(beta: float, rate: float) -> float:
+    """Formula 15: ``β / ss(s)``; a posterior on a term of rate 0 is unbounded."""
+    if beta <= 0.0:
+        return 0.0
+    return beta / rate if rate > 0 else math.inf
+
+
+def _max_risk(betas: dict[str, float], rates: dict[str, float]) -> tuple[float, str | None]:
+    best, term = 0.0, None
+    for s, beta in betas.items():
+        risk = serial_risk(beta, rates.get(s, 0.0))
+        if risk > best:
+            best, term = risk, s
+    return best, term
+
+
+def _histogram(values: Sequence[float], r_th: float) -> list[tuple[float, float, int]]:
+    finite = [v for v in values if math.isfinite(v)]
+    upper = max([r_th, *finite]) if finite else r_th
+    width = upper / 10
+    bins = [0] * 10
+    for v in values:
+        bins[min(int(v / width), 9) if math.isfinite(v) else 9] += 1
+    return [(round(i * width, 6), round((i + 1) * width, 6), bins[i]) for i in range(10)]
+
+
+def release_risk_from_state(
+    state: SeriesState, j: int, r_th: float, *, with_rows: bool = True
+) -> ReleaseRisk:
+    """Risk of every row of release ``j`` given every other release in ``state``."""
+    release = state.releases[j]
+    rates = release.rates
+    glob = global_posteriors(state, j)
+    pattern_max = [_max_risk(b, rates) for b in glob.betas]
+    by_term: dict[str, float] = {}
+    for betas in glob.betas:
+        _merge_terms(by_term, betas, rates)
+    rows: list[RowRisk] = []
+    values: list[float] = []
+    for c, cluster in enumerate(release.clusters):
+        posteriors = cluster_posteriors(state, (j, c))
+        row_max: dict[Row, tuple[float, str | None]] = {}
+        for row in cluster.counts:
+            local = _max_risk(posteriors.get(row, {}), rates)
+            _merge_terms(by_term, posteriors.get(row, {}), rates)
+            row_max[row] = max(local, pattern_max[glob.pattern_of[row]], key=lambda t: t[0])
+        for i, row in enumerate(cluster.rows):
+            risk, term = row_max[row]
+            values.append(risk)
+            if with_rows:
+                rows.append(RowRisk(cluster.cluster_id, i, row, risk, term))
+    return ReleaseRisk(
+        release_no=release.release_no,
+        r_th=r_th,
+        max_serial_risk=max(values, default=0.0),
+        n_rows=len(values),
+        rows_over_threshold=sum(1 for v in values if v > r_th * (1 + 1e-9)),
+        by_term=dict(sorted(by_term.items())),
+        histogram=_histogram(values, r_th),
+        rows=rows,
+    )
+
+
+def _merge_terms(
+    by_term: dict[str, float], betas: dict[str, float], rates: dict[str, float]
+) -> None:
+    for s, beta in betas.items():
+        risk = serial_risk(beta, rates.get(s, 0.0))
+        if risk > by_term.get(s, -1.0):
+            by_term[s] = risk
+
+
+def assess_release(
+    releases: Sequence[PublishedRelease], index: int, r_th: float, *, with_rows: bool = True
+) -> ReleaseRisk:
+    """Serial risk of ``releases[index]`` as of now, counting every other release given."""
+    return release_risk_from_state(
+        SeriesState.from_published(releases), index, r_th, with_rows=with_rows
+    )
+
+
+def assess_series(
+    releases: Sequence[PublishedRelease], r_th: float, *, with_rows: bool = True
+) -> list[ReleaseRisk]:
+    """:func:`assess_release` for every release of a series (one shared index)."""
+    state = SeriesState.from_published(releases)
+    return [
+        release_risk_from_state(state, j, r_th, with_rows=with_rows)
+        for j in range(len(state.releases))
+    ]
+
+
+def violating_rows(
+    state: SeriesState, j: int, r_th: float, refs: Iterable[int] | None = None
+) -> list[tuple[ClusterRef, Row, str, float, str]]:
+    """Rows of release ``j`` over ``r_th``: ``(cluster, row, term, risk, composition)``.
+
+    ``refs`` limits the cluster composition to those cluster positions (the global one is
+    always checked for every row).
+    """
+    release = state.releases[j]
+    rates = release.rates
+    limit = r_th * (1 + 1e-9)
+    found: list[tuple[ClusterRef, Row, str, float, str]] = []
+    glob = global_posteriors(state, j)
+    positions = range(len(release.clusters)) if refs is None else refs
+    for c in positions:
+        for row, betas in cluster_posteriors(state, (j, c)).items():
+            for s, beta in betas.items():
+                risk = serial_risk(beta, rates.get(s, 0.0))
+                if risk > limit:
+                    found.append(((j, c), row, s, risk, "cluster"))
+    over: list[list[tuple[str, float]]] = [
+        [(s, r) for s, b in betas.items() if (r := serial_risk(b, rates.get(s, 0.0))) > limit]
+        for betas in glob.betas
+    ]
+    if not any(over):
+        return found
+    for c, cluster in enumerate(release.clusters):
+        for row in cluster.counts:
+            for s, risk in over[glob.pattern_of[row]]:
+                found.append(((j, c), row, s, risk, "global"))
+    return found

@@ -1,0 +1,211 @@
+"""Sanony: Anony, then BP, FP1, FP2 and a checked post-condition (SPEC 5; Algorithm 1).
+
+The post-condition (Theorem 1) is checked, not assumed: after FP2 the serial risk of every row
+of every release is computed against the whole series including the new release. Rows still
+over ``r_th`` (rounding of ``J_s``, global composition, counterfeits that overlap) are repaired
+by more counterfeits in the new release, round after round, up to ``max_repair_rounds``;
+past that the publication fails with a report and nothing is returned to store.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+from app.core.anony import AnonyResult, anonymise
+from app.core.clustering import frequency_order_clusters, label_clusters
+from app.core.counterfeit import CounterfeitFactory
+from app.core.history import SeriesHistory
+from app.core.model import (
+    ClusterLedger,
+    Publication,
+    PublishedCluster,
+    PublishedRelease,
+    ReleaseLedger,
+    Transaction,
+    make_row,
+)
+from app.core.params import PublishParams
+from app.core.perturbation import Perturber
+from app.core.progress import Progress, ProgressCallback
+from app.core.repair import Repairer
+from app.core.state import ClusterState, ReleaseState, SeriesState
+
+__all__ = ["anonymise_corpus", "publish_anony", "publish_sanony", "finalise"]
+
+
+def anonymise_corpus(
+    corpus: Sequence[Transaction],
+    private_terms: frozenset[str],
+    params: PublishParams,
+    release_no: int,
+) -> tuple[AnonyResult, list[list[int]]]:
+    """Clustering (or the client's partition) and Anony for one corpus (SPEC 2)."""
+    rows = [make_row(t.terms - private_terms) for t in corpus]
+    private_sets = [frozenset(t.terms & private_terms) for t in corpus]
+    if corpus[0].cluster is not None:
+        partition = label_clusters([t.cluster or "" for t in corpus])
+    else:
+        partition = frequency_order_clusters(rows, params.cluster_size)
+    result = anonymise(rows, private_sets, partition, params.r_th, f"{params.seed}:{release_no}")
+    return result, partition
+
+
+def _release_state(result: AnonyResult, release_no: int) -> ReleaseState:
+    clusters = [
+        ClusterState(
+            cluster_id=f"c{i + 1}",
+            rows=list(c.rows),
+            private_counts=Counter(c.private_counts),
+            global_share=dict(c.global_share),
+            n_true=len(c.rows),
+        )
+        for i, c in enumerate(result.clusters)
+    ]
+    return ReleaseState(release_no, clusters, Counter(result.global_bag), dict(result.rates))
+
+
+def population_rates(release: ReleaseState) -> dict[str, float]:
+    """``ss(s, T^μ)``: all copies of s over all rows, counterfeits included (3.2.1)."""
+    n = release.n
+    return {s: k / n for s, k in sorted(release.totals().items())}
+
+
+def finalise(
+    release: ReleaseState,
+    corpus: Sequence[Transaction],
+    partition: Sequence[Sequence[int]],
+    seed: str,
+    private_terms: frozenset[str],
+) -> tuple[PublishedRelease, ReleaseLedger]:
+    """Shuffle each cluster's rows (counterfeits become indistinguishable) and split the
+    public release from the private ledger."""
+    rng = random.Random(f"shuffle:{seed}")
+    clusters: list[PublishedCluster] = []
+    ledgers: list[ClusterLedger] = []
+    for cluster, members in zip(release.clusters, partition, strict=True):
+        order = list(range(cluster.n))
+        rng.shuffle(order)
+        individuals = [corpus[i].individual for i in members] + [None] * (
+            cluster.n - cluster.n_true
+        )
+        clusters.append(
+            PublishedCluster(
+                cluster_id=cluster.cluster_id,
+                rows=[cluster.rows[i] for i in order],
+                private_counts=dict(sorted((s, k) for s, k in cluster.private_counts.items() if k)),
+                global_share=dict(sorted((s, k) for s, k in cluster.global_share.items() if k)),
+                counterfeits=cluster.bp + cluster.fp1,
+            )
+        )
+        ledgers.append(
+            ClusterLedger(
+                counterfeit_rows=sorted(p for p, i in enumerate(order) if i >= cluster.n_true),
+                bp=cluster.bp,
+                fp1=cluster.fp1,
+                fp2=cluster.fp2,
+                individuals=[individuals[i] for i in order],
+            )
+        )
+    published = PublishedRelease(
+        release_no=release.release_no,
+        clusters=clusters,
+        global_bag=dict(sorted((s, k) for s, k in release.global_bag.items() if k)),
+        population_rates=dict(release.rates),
+        private_terms=private_terms,
+    )
+    return published, ReleaseLedger(clusters=ledgers)
+
+
+def publish_anony(
+    history: SeriesHistory,
+    corpus: Sequence[Transaction],
+    private_terms: frozenset[str],
+    params: PublishParams,
+    progress: ProgressCallback | None = None,
+) -> Publication:
+    """Anony only, no serial protection (the baseline of SPEC 9)."""
+    report = Progress(progress)
+    report("anony")
+    release_no = history.next_release_no
+    started = time.perf_counter()
+    result, partition = anonymise_corpus(corpus, private_terms, params, release_no)
+    state = _release_state(result, release_no)
+    published, ledger = finalise(
+        state, corpus, partition, f"{params.seed}:{release_no}", private_terms
+    )
+    return Publication(
+        published,
+        ledger,
+        {
+            "method": "anony",
+            "clusters": len(partition),
+            "counterfeits": 0,
+            "seconds": {"anony": round(time.perf_counter() - started, 4)},
+        },
+    )
+
+
+def publish_sanony(
+    history: SeriesHistory,
+    corpus: Sequence[Transaction],
+    private_terms: frozenset[str],
+    params: PublishParams,
+    progress: ProgressCallback | None = None,
+) -> Publication:
+    """Publish ``corpus`` so that the whole series stays serially preserving (Theorem 1)."""
+    report = Progress(progress)
+    release_no = history.next_release_no
+    seed = f"{params.seed}:{release_no}"
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(phase: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[phase] = round(now - clock, 4)
+        clock = now
+
+    report("anony")
+    result, partition = anonymise_corpus(corpus, private_terms, params, release_no)
+    state = SeriesState.from_published(history.releases)
+    j = state.append(_release_state(result, release_no))
+    corpus_terms = Counter(t for c in result.clusters for row in c.rows for t in row)
+    perturber = Perturber(state, j, CounterfeitFactory(state, j, corpus_terms, seed))
+    lap("anony")
+    report("bp")
+    bp = perturber.backward() if j else 0
+    lap("bp")
+    report("fp1")
+    fp1 = perturber.forward() if j else 0
+    lap("fp1")
+    report("fp2")
+    release = state.releases[j]
+    release.rates = population_rates(release)
+    fp2 = perturber.fp2(params.r_th)
+    lap("fp2")
+    report("verify")
+    repairer = Repairer(state, j, perturber, params.r_th)
+    rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
+    lap("verify")
+    published, ledger = finalise(release, corpus, partition, seed, private_terms)
+    counterfeits = ledger.counterfeit_rows
+    return Publication(
+        published,
+        ledger,
+        {
+            "method": "sanony",
+            "clusters": len(partition),
+            "rows": published.n_rows,
+            "true_rows": len(corpus),
+            "counterfeits": counterfeits,
+            "counterfeits_by_phase": {"bp": bp, "fp1": fp1, "fp2": fp2, "repair": repaired},
+            "counterfeit_rate": round(counterfeits / max(published.n_rows, 1), 6),
+            "global_bag_copies_added": sum(release.global_bag.values())
+            - sum(result.global_bag.values()),
+            "repair_rounds": rounds,
+            "seconds": seconds,
+        },
+    )

@@ -1,0 +1,148 @@
+"""Mutable working view of a series: releases, clusters and the row index behind overlaps.
+
+The risk model and Sanony both work on a :class:`SeriesState`. Published releases are loaded
+into it unchanged; the release being built is appended and grows as counterfeits are added.
+The index maps each distinct row (non-private set) to the clusters that hold it, so overlaps
+are found by looking rows up, never by comparing every pair of clusters (SPEC 5, "Cost").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from app.core.model import PublishedCluster, PublishedRelease, Row
+
+__all__ = ["ClusterState", "ReleaseState", "SeriesState", "ClusterRef"]
+
+#: (release position, cluster position) within a :class:`SeriesState`.
+ClusterRef = tuple[int, int]
+
+
+@dataclass(slots=True)
+class ClusterState:
+    """A cluster ``C*`` as the adversary sees it, plus what the publisher tracks while building.
+
+    ``rows[:n_true]`` are true rows and the rest counterfeits until the release is finalised.
+    """
+
+    cluster_id: str
+    rows: list[Row]
+    private_counts: Counter[str]
+    global_share: dict[str, int]
+    counts: Counter[Row] = field(default_factory=Counter)
+    n_true: int = 0
+    bp: int = 0
+    fp1: int = 0
+    fp2: int = 0
+    published_counterfeits: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.counts:
+            self.counts = Counter(self.rows)
+
+    @property
+    def n(self) -> int:
+        """``N(C*)``."""
+        return len(self.rows)
+
+    def n_s(self, term: str) -> int:
+        """``N(s, C*) = N(s, C_c) + N(s, C_ol)``."""
+        return self.private_counts.get(term, 0) + self.global_share.get(term, 0)
+
+    def terms(self) -> set[str]:
+        """Private terms with ``N(s, C*) > 0``."""
+        held = {s for s, k in self.private_counts.items() if k}
+        held.update(s for s, k in self.global_share.items() if k)
+        return held
+
+    @property
+    def counterfeits(self) -> int:
+        """Counterfeits the adversary is told about (BP + FP1, section 3.2)."""
+        return self.published_counterfeits or (self.bp + self.fp1)
+
+    @classmethod
+    def from_published(cls, cluster: PublishedCluster) -> ClusterState:
+        return cls(
+            cluster_id=cluster.cluster_id,
+            rows=list(cluster.rows),
+            private_counts=Counter({s: k for s, k in cluster.private_counts.items() if k}),
+            global_share={s: k for s, k in cluster.global_share.items() if k},
+            n_true=len(cluster.rows),
+            published_counterfeits=cluster.counterfeits,
+        )
+
+
+@dataclass(slots=True)
+class ReleaseState:
+    """A whole release: its clusters, global bag and published population rates."""
+
+    release_no: int
+    clusters: list[ClusterState]
+    global_bag: Counter[str]
+    rates: dict[str, float]
+    row_counts: Counter[Row] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        if not self.row_counts:
+            for cluster in self.clusters:
+                self.row_counts.update(cluster.counts)
+
+    @property
+    def n(self) -> int:
+        return sum(c.n for c in self.clusters)
+
+    def totals(self) -> Counter[str]:
+        """``N(s, T*)`` for global composition: cluster segments plus global bag (2.3.2)."""
+        totals: Counter[str] = Counter()
+        for cluster in self.clusters:
+            totals.update(cluster.private_counts)
+        totals.update(self.global_bag)
+        return +totals
+
+    @classmethod
+    def from_published(cls, release: PublishedRelease) -> ReleaseState:
+        return cls(
+            release_no=release.release_no,
+            clusters=[ClusterState.from_published(c) for c in release.clusters],
+            global_bag=Counter({s: k for s, k in release.global_bag.items() if k}),
+            rates=dict(release.population_rates),
+        )
+
+
+class SeriesState:
+    """Releases of a series with the index from row to the clusters holding it."""
+
+    def __init__(self, releases: Iterable[ReleaseState] = ()) -> None:
+        self.releases: list[ReleaseState] = []
+        self.index: dict[Row, set[ClusterRef]] = {}
+        for release in releases:
+            self.append(release)
+
+    @classmethod
+    def from_published(cls, releases: Sequence[PublishedRelease]) -> SeriesState:
+        return cls(ReleaseState.from_published(r) for r in releases)
+
+    def append(self, release: ReleaseState) -> int:
+        """Add a release (indexing its rows) and return its position."""
+        j = len(self.releases)
+        self.releases.append(release)
+        for c, cluster in enumerate(release.clusters):
+            for row in cluster.counts:
+                self.index.setdefault(row, set()).add((j, c))
+        return j
+
+    def cluster(self, ref: ClusterRef) -> ClusterState:
+        return self.releases[ref[0]].clusters[ref[1]]
+
+    def add_row(self, ref: ClusterRef, row: Row) -> None:
+        """Append a (counterfeit) row to a cluster, keeping every count and the index right."""
+        cluster = self.cluster(ref)
+        cluster.rows.append(row)
+        cluster.counts[row] += 1
+        self.releases[ref[0]].row_counts[row] += 1
+        self.index.setdefault(row, set()).add(ref)
+
+    def holders(self, row: Row) -> set[ClusterRef]:
+        return self.index.get(row, set())
