@@ -1,0 +1,49 @@
+"""Typed dependencies: runtime, one session per request, the caller's key."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.runtime import Runtime
+from app.services.auth import Principal, authenticate
+
+__all__ = ["RuntimeDep", "SessionDep", "PrincipalDep", "get_runtime", "get_session",
+           "get_principal"]
+
+_bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer KEY`")
+
+
+def get_runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
+async def get_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
+    """A session in a transaction: committed when the handler returns (before the response is
+    sent), rolled back when it raises. Services and repositories only flush."""
+    async with runtime.db.sessionmaker() as session, session.begin():
+        yield session
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+
+
+async def get_principal(
+    runtime: RuntimeDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """The caller's key (401 when missing or unknown); looked up in its own short session."""
+    header = f"{credentials.scheme} {credentials.credentials}" if credentials else None
+    async with runtime.db.session() as session:
+        return await authenticate(session, header)
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]

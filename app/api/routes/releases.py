@@ -1,0 +1,122 @@
+"""Releases: publishers post them (202 with a job), analysts read them."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from app.api.deps import PrincipalDep, RuntimeDep, SessionDep
+from app.api.openapi import RELEASE_BODY
+from app.errors import PayloadTooLarge, Unprocessable
+from app.runtime import Runtime
+from app.schemas.errors import error_responses
+from app.schemas.jobs import JobOut
+from app.schemas.releases import PublishResult, ReleaseListItem, ReleaseOut
+from app.services import publishing, releases
+from app.services.auth import Principal
+from app.services.ingest import read_corpus
+from app.services.risk import release_risk
+from app.services.series import get_series
+
+router = APIRouter(prefix="/v1/series/{name}/releases", tags=["releases"],
+                   responses=error_responses(401, 403, 404))
+
+
+def _check_length(request: Request, limit: int) -> None:
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise PayloadTooLarge(f"the body exceeds the limit of {limit} bytes", {"limit": limit})
+
+
+@router.post(
+    "", status_code=202, summary="Post a release (a corpus to publish)",
+    openapi_extra={"requestBody": RELEASE_BODY},
+    responses={202: {"model": JobOut, "description": "Queued"},
+               201: {"model": PublishResult, "description": "Published (wait=true)"},
+               200: {"model": PublishResult, "description": "Dry run (dry_run=true)"},
+               **error_responses(400, 409, 413, 415, 422)},
+)
+async def post_release(
+    name: str,
+    request: Request,
+    runtime: RuntimeDep,
+    principal: PrincipalDep,
+    wait: bool = False,
+    dry_run: bool = False,
+    label: Annotated[str | None, Query(max_length=200)] = None,
+    private_terms: Annotated[list[str] | None, Query()] = None,
+    idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
+) -> Response:
+    principal.require("publisher")
+    principal.require_series(name)
+    async with runtime.db.session() as session:
+        series = await get_series(session, name)
+    _check_length(request, runtime.settings.max_body_bytes)
+    corpus = await read_corpus(
+        request.headers.get("content-type"), request.stream(),
+        limit=runtime.settings.max_body_bytes, label=label, private_terms=private_terms,
+        require_individual=series.method == "wong",
+    )
+    if dry_run:
+        async with runtime.db.session() as session:
+            result = await publishing.dry_run(session, principal, series, corpus, runtime.secret)
+        return JSONResponse(result.model_dump(mode="json"), status_code=200)
+    async with runtime.db.session() as session:
+        job, _ = await publishing.create_job(session, principal, series, corpus, runtime.secret,
+                                             idempotency_key)
+    if wait:
+        return await _await_release(runtime, principal, name, job.id)
+    return JSONResponse(publishing.job_out(job, name, principal).model_dump(mode="json"),
+                        status_code=202)
+
+
+async def _await_release(runtime: Runtime, principal: Principal, name: str,
+                         job_id: uuid.UUID) -> Response:
+    job = await publishing.wait_for_job(runtime.db, job_id, runtime.settings.wait_timeout_s)
+    job_body = publishing.job_out(job, name, principal)
+    if job.status == "failed":
+        error = dict(job.error or {})
+        raise Unprocessable(str(error.get("message", "the publication failed")),
+                            {**dict(error.get("details") or {}), "job": str(job.id)},
+                            code=str(error.get("code", "publication_failed")))
+    if job.status != "succeeded" or job.release_no is None:
+        return JSONResponse(job_body.model_dump(mode="json"), status_code=202)
+    async with runtime.db.session() as session:
+        series = await get_series(session, name)
+        _, release = await releases.get_release(session, series, job.release_no)
+        risk = await release_risk(session, series, job.release_no, None, principal.sees_private)
+    result = PublishResult(dry_run=False, job=job_body,
+                           release=releases.summary(release, series.method), risk=risk)
+    return JSONResponse(result.model_dump(mode="json"), status_code=201)
+
+
+@router.get("", response_model=list[ReleaseListItem], summary="The releases of a series")
+async def list_releases(name: str, principal: PrincipalDep,
+                        session: SessionDep) -> list[ReleaseListItem]:
+    _can_read(principal, name)
+    return await releases.list_releases(session, await get_series(session, name))
+
+
+@router.get(
+    "/{release_no}", summary="A published release (public view)",
+    responses={200: {"model": ReleaseOut, "content": {"application/x-ndjson": {}}}},
+)
+async def read_release(
+    name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
+    format: Literal["json", "ndjson"] = "json",  # noqa: A002 - the API's parameter name
+) -> Response:
+    _can_read(principal, name)
+    series = await get_series(session, name)
+    model, release = await releases.get_release(session, series, release_no)
+    if format == "ndjson":
+        return StreamingResponse(releases.render_ndjson(series, model, release),
+                                 media_type="application/x-ndjson")
+    return Response(releases.render_json(series, model, release), media_type="application/json")
+
+
+def _can_read(principal: Principal, name: str) -> None:
+    principal.require("analyst", "auditor", "publisher")
+    principal.require_series(name)

@@ -1,0 +1,68 @@
+"""Risk, covers and the statistics file (auditors)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from app.api.deps import PrincipalDep, RuntimeDep, SessionDep
+from app.schemas.errors import error_responses
+from app.schemas.risk import CoverEntryOut, RiskSummary, RowRiskPage, StatisticsOut
+from app.services import risk
+from app.services.series import get_series
+
+router = APIRouter(prefix="/v1/series/{name}", tags=["risk"],
+                   responses=error_responses(401, 403, 404))
+
+RThQuery = Annotated[float | None, Query(ge=1, description="Default: the series' r_th")]
+
+
+@router.get("/releases/{release_no}/risk", response_model=RiskSummary,
+            summary="Serial risk of a release's rows, counting every release published since")
+async def release_risk(name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
+                       r_th: RThQuery = None) -> RiskSummary:
+    principal.require("auditor")
+    series = await get_series(session, name)
+    return await risk.release_risk(session, series, release_no, r_th, principal.sees_private)
+
+
+@router.get("/releases/{release_no}/risk/rows", response_model=RowRiskPage,
+            summary="Serial risk per published row")
+async def release_risk_rows(
+    name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+    r_th: RThQuery = None,
+) -> RowRiskPage:
+    principal.require("auditor")
+    series = await get_series(session, name)
+    return await risk.risk_rows(session, series, release_no, r_th, offset, limit)
+
+
+@router.get("/risk", response_model=list[RiskSummary],
+            summary="Serial risk of every release of the series, as now")
+async def series_risk(name: str, principal: PrincipalDep, session: SessionDep,
+                      r_th: RThQuery = None) -> list[RiskSummary]:
+    principal.require("auditor")
+    series = await get_series(session, name)
+    return await risk.series_risk(session, series, r_th, principal.sees_private)
+
+
+@router.get("/releases/{release_no}/cover", response_model=list[CoverEntryOut],
+            summary="Overlaps of the release's clusters with every other release")
+async def release_cover(name: str, release_no: int, principal: PrincipalDep,
+                        session: SessionDep) -> list[CoverEntryOut]:
+    principal.require("auditor")
+    series = await get_series(session, name)
+    return await risk.cover(session, series, release_no)
+
+
+@router.get("/statistics", response_model=StatisticsOut,
+            summary="Wong's statistics file m(o, s) and p(o, s, k) for one individual")
+async def statistics(name: str, individual: Annotated[str, Query(min_length=1, max_length=500)],
+                     principal: PrincipalDep, runtime: RuntimeDep,
+                     session: SessionDep) -> StatisticsOut:
+    principal.require("auditor")
+    series = await get_series(session, name)
+    return await risk.statistics(session, series, runtime.secret, individual)

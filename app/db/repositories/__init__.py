@@ -1,0 +1,1 @@
+"""Repositories: queries per domain. They ``flush()`` but never commit (Polar)."""

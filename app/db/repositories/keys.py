@@ -1,0 +1,31 @@
+"""API keys, looked up by the sha256 of the presented key."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import ApiKey
+
+__all__ = ["KeyRepository"]
+
+
+class KeyRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def by_hash(self, key_hash: str, *, include_revoked: bool = False) -> ApiKey | None:
+        statement = select(ApiKey).where(ApiKey.key_hash == key_hash)
+        if not include_revoked:
+            statement = statement.where(ApiKey.revoked_at.is_(None))
+        return await self.session.scalar(statement)
+
+    async def get(self, key_id: uuid.UUID) -> ApiKey | None:
+        return await self.session.get(ApiKey, key_id)
+
+    async def add(self, key: ApiKey) -> ApiKey:
+        self.session.add(key)
+        await self.session.flush()
+        return key

@@ -1,0 +1,170 @@
+"""Reading releases back into core types, in bulk (``COPY ... TO STDOUT``).
+
+Releases never change once stored, so loaded :class:`PublishedRelease` objects are kept in a
+small per-process cache keyed by the release's primary key.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core import model as core
+from app.db.models import Release, ReleaseLedger
+from app.db.raw import driver_connection
+from app.db.repositories.terms import terms_by_id
+
+__all__ = ["ReleaseCache", "load_releases", "load_ledgers", "RELEASE_CACHE"]
+
+
+@dataclass(slots=True)
+class _ClusterRow:
+    pk: int
+    release_id: int
+    cluster_id: str
+    private_counts: dict[str, int]
+    global_share: dict[str, int]
+    counterfeits: int
+
+
+class ReleaseCache:
+    """LRU of loaded public releases, bounded by their total number of rows."""
+
+    def __init__(self, max_rows: int = 2_000_000) -> None:
+        self.max_rows = max_rows
+        self._items: OrderedDict[int, core.PublishedRelease] = OrderedDict()
+        self._rows = 0
+
+    def get(self, release_id: int) -> core.PublishedRelease | None:
+        item = self._items.get(release_id)
+        if item is not None:
+            self._items.move_to_end(release_id)
+        return item
+
+    def put(self, release_id: int, release: core.PublishedRelease) -> None:
+        if release_id in self._items or release.n_rows > self.max_rows:
+            return
+        self._items[release_id] = release
+        self._rows += release.n_rows
+        while self._rows > self.max_rows:
+            _, old = self._items.popitem(last=False)
+            self._rows -= old.n_rows
+
+    def clear(self) -> None:
+        self._items.clear()
+        self._rows = 0
+
+
+RELEASE_CACHE = ReleaseCache()
+
+
+async def load_releases(
+    session: AsyncSession, models: Sequence[Release], *, cache: ReleaseCache | None = RELEASE_CACHE
+) -> list[core.PublishedRelease]:
+    """The public releases of ``models`` (same order), from the cache or the database."""
+    found = {m.id: cache.get(m.id) for m in models} if cache else {m.id: None for m in models}
+    missing = [m for m in models if found[m.id] is None]
+    if missing:
+        for m, release in zip(missing, await _load_uncached(session, missing), strict=True):
+            found[m.id] = release
+            if cache is not None:
+                cache.put(m.id, release)
+    return [r for r in (found[m.id] for m in models) if r is not None]
+
+
+async def _load_uncached(
+    session: AsyncSession, models: Sequence[Release]
+) -> list[core.PublishedRelease]:
+    ids = [m.id for m in models]
+    clusters = await _load_clusters(session, ids)
+    rows_by_cluster, term_ids = await _load_rows(session, ids)
+    names = await terms_by_id(session, term_ids)
+    by_release: dict[int, list[core.PublishedCluster]] = {i: [] for i in ids}
+    for c in clusters:
+        rows = [tuple(names[t] for t in ids_) for ids_ in rows_by_cluster.get(c.pk, [])]
+        by_release[c.release_id].append(
+            core.PublishedCluster(c.cluster_id, rows, c.private_counts, c.global_share,
+                                  c.counterfeits)
+        )
+    return [
+        core.PublishedRelease(
+            release_no=m.release_no,
+            clusters=by_release[m.id],
+            global_bag=dict(m.global_bag),
+            population_rates=dict(m.population_rates),
+            private_terms=frozenset(m.private_terms),
+            global_counterfeits=m.global_counterfeits,
+            label=m.label,
+        )
+        for m in models
+    ]
+
+
+async def _load_clusters(session: AsyncSession, release_ids: list[int]) -> list[_ClusterRow]:
+    conn = await driver_connection(session)
+    async with conn.cursor() as cur:
+        await cur.execute(
+            "SELECT id, release_id, cluster_id, private_counts, global_share, counterfeits "
+            "FROM clusters WHERE release_id = ANY(%s::int8[]) ORDER BY release_id, position",
+            (release_ids,),
+        )
+        return [_ClusterRow(*row) for row in await cur.fetchall()]
+
+
+async def _load_rows(
+    session: AsyncSession, release_ids: list[int]
+) -> tuple[dict[int, list[list[int]]], set[int]]:
+    conn = await driver_connection(session)
+    rows: dict[int, list[list[int]]] = {}
+    term_ids: set[int] = set()
+    statement = (
+        "COPY (SELECT cluster_pk, term_ids FROM published_rows "
+        f"WHERE release_id IN ({', '.join(str(int(i)) for i in release_ids)}) "
+        "ORDER BY cluster_pk, position) TO STDOUT (FORMAT BINARY)"
+    )
+    async with conn.cursor() as cur, cur.copy(statement) as copy:  # type: ignore[arg-type]
+        copy.set_types(["int8", "int4[]"])
+        async for cluster_pk, ids in copy.rows():
+            rows.setdefault(cluster_pk, []).append(ids)
+            term_ids.update(ids)
+    return rows, term_ids
+
+
+async def load_ledgers(
+    session: AsyncSession, models: Sequence[Release]
+) -> list[core.ReleaseLedger]:
+    """The private ledgers of ``models`` (same order)."""
+    ids = [m.id for m in models]
+    if not ids:
+        return []
+    extra = {
+        led.release_id: led
+        for led in (
+            await session.scalars(select(ReleaseLedger).where(ReleaseLedger.release_id.in_(ids)))
+        )
+    }
+    conn = await driver_connection(session)
+    by_release: dict[int, list[core.ClusterLedger]] = {i: [] for i in ids}
+    async with conn.cursor() as cur:
+        await cur.execute(
+            "SELECT l.release_id, l.counterfeit_rows, l.bp, l.fp1, l.fp2, l.individuals "
+            "FROM cluster_ledgers l JOIN clusters c ON c.id = l.cluster_pk "
+            "WHERE l.release_id = ANY(%s::int8[]) ORDER BY l.release_id, c.position",
+            (ids,),
+        )
+        for release_id, cf_rows, bp, fp1, fp2, individuals in await cur.fetchall():
+            by_release[release_id].append(
+                core.ClusterLedger(list(cf_rows), bp, fp1, fp2, list(individuals))
+            )
+    return [
+        core.ReleaseLedger(
+            clusters=by_release[i],
+            global_bag_counterfeits=dict(extra[i].global_bag_counterfeits) if i in extra else {},
+            suppressed=dict(extra[i].suppressed) if i in extra else {},
+        )
+        for i in ids
+    ]

@@ -1,0 +1,38 @@
+"""Release rows (metadata only; bulk content is in :mod:`release_store`/`release_load`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import ClusterLedger, Release
+
+__all__ = ["ReleaseRepository"]
+
+
+class ReleaseRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def list(self, series_id: int) -> Sequence[Release]:
+        statement = (
+            select(Release).where(Release.series_id == series_id).order_by(Release.release_no)
+        )
+        return (await self.session.scalars(statement)).all()
+
+    async def get(self, series_id: int, release_no: int) -> Release | None:
+        return await self.session.scalar(
+            select(Release).where(
+                Release.series_id == series_id, Release.release_no == release_no
+            )
+        )
+
+    async def counterfeit_rows(self, release_id: int) -> int:
+        """All counterfeit rows of a release (BP, FP1 and FP2: private)."""
+        total = await self.session.scalar(
+            select(func.coalesce(func.sum(ClusterLedger.bp + ClusterLedger.fp1 + ClusterLedger.fp2),
+                                 0)).where(ClusterLedger.release_id == release_id)
+        )
+        return int(total or 0)

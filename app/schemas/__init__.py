@@ -1,0 +1,1 @@
+"""Request and response bodies (API.md), with examples for the OpenAPI document."""

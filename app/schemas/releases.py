@@ -1,0 +1,101 @@
+"""Releases: the JSON upload body, the public release and the publish result."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.schemas.jobs import JobOut
+from app.schemas.risk import RiskSummary
+
+
+class TransactionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    terms: list[str]
+    individual: str | None = Field(None, max_length=500, description="A stable pseudonym")
+    cluster: str | None = Field(None, max_length=200, description="All or none")
+
+
+class ReleaseBody(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [{
+                "label": "2024", "private_terms": ["mansl"],
+                "transactions": [
+                    {"terms": ["theft", "arson", "HIV"], "individual": "p-17", "cluster": "g1"},
+                    {"terms": ["theft", "arson"], "individual": "p-18", "cluster": "g1"},
+                ],
+            }]
+        },
+    )
+
+    label: str | None = Field(None, max_length=200)
+    private_terms: list[str] = Field(default_factory=list)
+    transactions: list[TransactionIn]
+
+
+class ReleaseListItem(BaseModel):
+    release_no: int
+    label: str | None
+    method: str
+    n_rows: int
+    n_clusters: int
+    created_at: dt.datetime
+
+
+class ClusterOut(BaseModel):
+    cluster_id: str
+    rows: list[list[str]]
+    private_terms: dict[str, int]
+    global_share: dict[str, int]
+    counterfeits: int
+
+
+class ReleaseOut(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{
+                "series": "prison-health", "release_no": 2, "label": "2025", "method": "sanony",
+                "params": {"r_th": 2.0, "cluster_size": 2, "seed": 7}, "n_rows": 6,
+                "population_rates": {"HIV": 0.1667, "cancer": 0.3333},
+                "global_bag": {"herpes": 1}, "global_counterfeits": 0,
+                "clusters": [{"cluster_id": "c1",
+                              "rows": [["arson", "theft"], ["arson", "murder", "theft"]],
+                              "private_terms": {"cancer": 1, "HIV": 1},
+                              "global_share": {"herpes": 0}, "counterfeits": 1}],
+            }]
+        }
+    )
+
+    series: str
+    release_no: int
+    label: str | None
+    method: str
+    params: dict[str, Any]
+    n_rows: int
+    population_rates: dict[str, float]
+    global_bag: dict[str, int]
+    global_counterfeits: int
+    clusters: list[ClusterOut]
+
+
+class ReleaseSummary(BaseModel):
+    release_no: int
+    label: str | None
+    method: str
+    n_rows: int
+    n_clusters: int
+    counterfeits: int = Field(description="Published counterfeits: BP + FP1 rows and global bag")
+
+
+class PublishResult(BaseModel):
+    """``wait=true`` (201) and ``dry_run=true`` (200)."""
+
+    dry_run: bool
+    job: JobOut | None
+    release: ReleaseSummary
+    risk: RiskSummary

@@ -1,0 +1,89 @@
+"""Serial risk (auditors)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class HistogramBin(BaseModel):
+    lo: float
+    hi: float
+    count: int
+
+
+class Perturbation(BaseModel):
+    counterfeits: int
+    rate: float
+    published_only: bool = Field(
+        description="True when only the published (BP+FP1, global bag) counterfeits are counted"
+    )
+
+
+class RiskSummary(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{
+                "release_no": 1, "r_th": 2.0, "max_serial_risk": 1.5, "n_rows": 6,
+                "rows_over_threshold": 0, "by_term": {"HIV": 1.5, "cancer": 1.0},
+                "histogram": [{"lo": 0.0, "hi": 0.5, "count": 2}],
+                "perturbation": {"counterfeits": 1, "rate": 0.1667, "published_only": False},
+            }]
+        }
+    )
+
+    release_no: int
+    r_th: float
+    max_serial_risk: float
+    n_rows: int
+    rows_over_threshold: int
+    by_term: dict[str, float]
+    histogram: list[HistogramBin]
+    perturbation: Perturbation
+
+
+class RowRiskOut(BaseModel):
+    cluster_id: str
+    row: list[str]
+    serial_risk: float
+    term: str | None
+
+
+class RowRiskPage(BaseModel):
+    release_no: int
+    offset: int
+    limit: int
+    total: int
+    rows: list[RowRiskOut]
+
+
+class CoverEntryOut(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"cluster_id": "c1", "other_release": 2, "other_cluster_id": "c1",
+                          "size": 1, "ranges": {"HIV": [0, 1]}}]
+        }
+    )
+
+    cluster_id: str
+    other_release: int
+    other_cluster_id: str
+    size: int
+    ranges: dict[str, tuple[int, int]]
+
+
+class StatisticsEntry(BaseModel):
+    release_no: int
+    n: int = Field(description="n_j, the group size")
+    n_s: int = Field(description="n_{j,s}, rows of the group holding s")
+
+
+class TermStatistics(BaseModel):
+    entries: list[StatisticsEntry]
+    breach_probability: float = Field(description="p(o, s, k) = 1 - prod(1 - n_js / n_j)")
+
+
+class StatisticsOut(BaseModel):
+    individual: str
+    l: int  # noqa: E741 - the paper's symbol
+    threshold: float = Field(description="1 / l")
+    terms: dict[str, TermStatistics]

@@ -1,0 +1,43 @@
+"""Series."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.core.params import METHODS
+
+_EXAMPLE = {
+    "name": "prison-health",
+    "method": "sanony",
+    "private_terms": ["HIV", "cancer", "herpes"],
+    "params": {"r_th": 2, "cluster_size": 2, "seed": 7},
+}
+
+
+class SeriesCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [_EXAMPLE]})
+
+    name: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    method: str = Field("sanony", description=f"One of {', '.join(METHODS)}")
+    private_terms: list[str] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class SeriesOut(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{**_EXAMPLE, "params": {"r_th": 2.0, "cluster_size": 2, "seed": 7,
+                                                 "max_repair_rounds": 200},
+                          "n_releases": 0, "created_at": "2025-01-01T00:00:00Z"}]
+        }
+    )
+
+    name: str
+    method: str
+    private_terms: list[str]
+    params: dict[str, Any]
+    n_releases: int
+    created_at: dt.datetime

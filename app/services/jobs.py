@@ -1,0 +1,160 @@
+"""Running a publication job (in the procrastinate worker).
+
+One transaction per job: take the series' advisory lock, load the history, compute, store
+the release numbered ``len(history) + 1``, mark the job succeeded, commit. A failure rolls
+all of it back and marks the job failed in a separate transaction: no partial release.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from typing import Any
+
+import structlog
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core import pipeline
+from app.core.errors import CoreError
+from app.core.model import Publication
+from app.db.base import utcnow
+from app.db.locks import LockSpace, xact_lock
+from app.db.models import Job, Series
+from app.db.repositories.jobs import JobRepository
+from app.db.repositories.release_store import store_publication
+from app.db.repositories.statistics import append_statistics
+from app.errors import AppError, from_core
+from app.observability import COUNTERFEITS, JOBS, PHASE_SECONDS, ROWS_PUBLISHED, logger
+from app.runtime import Runtime
+from app.services.history import load_history
+from app.services.payload import decode_corpus
+from app.services.progress import ProgressTracker, flush_progress, write_progress
+from app.services.series import effective_params
+
+__all__ = ["run_job"]
+
+_log = logger("serialpub.jobs")
+
+
+async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
+    """Publish the corpus of job ``job_id``; never raises for a failed publication."""
+    with structlog.contextvars.bound_contextvars(job_id=str(job_id)):
+        if not await _start(runtime, job_id):
+            return
+        tracker = ProgressTracker()
+        flusher = asyncio.create_task(flush_progress(runtime.db, job_id, tracker))
+        try:
+            async with runtime.db.session() as session:
+                await _publish(session, runtime, job_id, tracker, flusher)
+        except (CoreError, AppError) as exc:
+            error = from_core(exc) if isinstance(exc, CoreError) else exc
+            _log.info("job failed", code=error.code, message=error.message)
+            await _fail(runtime, job_id, error.body()["error"], tracker)
+        except Exception:
+            _log.exception("job crashed")
+            await _fail(runtime, job_id, {"code": "internal_error", "message":
+                                          "the publication failed unexpectedly", "details": {}},
+                        tracker)
+        finally:
+            flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await flusher
+
+
+async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
+    """Mark the job running; ``False`` when there is nothing (more) to do."""
+    async with runtime.db.session() as session:
+        repo = JobRepository(session)
+        job = await repo.get(job_id, for_update=True)
+        if job is None or job.status in ("succeeded", "failed"):
+            return False
+        if job.attempts >= runtime.settings.job_max_attempts:
+            await repo.finish(job, "failed", error={
+                "code": "job_interrupted",
+                "message": f"the job was interrupted {job.attempts} times; giving up",
+                "details": {"attempts": job.attempts}})
+            JOBS.labels("failed").inc()
+            return False
+        job.attempts += 1
+        job.status, job.started_at, job.phase, job.progress = "running", utcnow(), None, 0.0
+        _log.info("job started", attempt=job.attempts)
+        return True
+
+
+async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
+                   tracker: ProgressTracker, flusher: asyncio.Task[None]) -> None:
+    repo = JobRepository(session)
+    job = await repo.get(job_id)
+    assert job is not None
+    await xact_lock(session, LockSpace.PUBLISH, job.series_id)
+    series = await session.get(Series, job.series_id)
+    payload = await repo.payload(job_id)
+    if series is None or payload is None:
+        raise AppError("the job's series or input is gone", code="job_input_missing")
+    started = time.perf_counter()
+    history = await load_history(session, series)
+    load_seconds = time.perf_counter() - started
+    private_terms = frozenset(series.private_terms) | frozenset(job.extra_private_terms)
+    publication = await asyncio.to_thread(
+        pipeline.publish, series.method, history, decode_corpus(payload), private_terms,
+        effective_params(series), tracker,
+    )
+    publication.release.release_no = history.next_release_no
+    publication.release.label = job.label
+    if not publication.release.private_terms:
+        publication.release.private_terms = private_terms
+    tracker("store", 5 / 6)
+    flusher.cancel()
+    await write_progress(runtime.db, job_id, tracker)
+    await _store(session, series, job, publication, private_terms)
+    seconds = {"load": round(load_seconds, 4), **tracker.close()}
+    await repo.finish(job, "succeeded", release_no=publication.release.release_no,
+                      report=_jsonable(publication.report), phase_seconds=seconds,
+                      phase="store", progress=1.0)
+    _observe(series.method, publication, seconds)
+    _log.info("job succeeded", release_no=publication.release.release_no, seconds=seconds)
+
+
+async def _store(session: AsyncSession, series: Series, job: Job, publication: Publication,
+                 private_terms: frozenset[str]) -> None:
+    release = publication.release
+    await store_publication(session, series_id=series.id, method=series.method,
+                            params=effective_params(series).for_method(series.method),
+                            publication=publication, job_id=job.id)
+    if publication.statistics_update:
+        await append_statistics(session, series.id, release.release_no,
+                                publication.statistics_update)
+    if not private_terms <= set(series.private_terms):
+        series.private_terms = sorted(private_terms)
+    await session.flush()
+
+
+async def _fail(runtime: Runtime, job_id: uuid.UUID, error: dict[str, Any],
+                tracker: ProgressTracker) -> None:
+    async with runtime.db.session() as session:
+        repo = JobRepository(session)
+        job = await repo.get(job_id, for_update=True)
+        if job is not None and job.status not in ("succeeded", "failed"):
+            await repo.finish(job, "failed", error=error, phase_seconds=tracker.close())
+    JOBS.labels("failed").inc()
+
+
+def _observe(method: str, publication: Publication, seconds: dict[str, float]) -> None:
+    for phase, value in seconds.items():
+        PHASE_SECONDS.labels(phase).observe(value)
+    ROWS_PUBLISHED.labels(method).inc(publication.release.n_rows)
+    COUNTERFEITS.labels(method).inc(sum(c.counterfeits for c in publication.release.clusters))
+    JOBS.labels("succeeded").inc()
+
+
+def _jsonable(value: Any) -> Any:
+    """The core's report as plain JSON values (tuples to lists, keys to strings)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float | int | str | bool) or value is None:
+        return value
+    return str(value)

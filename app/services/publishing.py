@@ -1,0 +1,145 @@
+"""Posting a release: job creation (202), idempotency, waiting (201) and dry runs.
+
+The transaction boundary is the caller's; this module only flushes. A job row, its
+transient input and its procrastinate job are created in one transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core import pipeline
+from app.core.errors import CoreError
+from app.core.history import SeriesHistory
+from app.core.model import Publication
+from app.db.engine import Database
+from app.db.locks import LockSpace, xact_lock
+from app.db.models import Job, Series
+from app.db.raw import driver_connection
+from app.db.repositories.jobs import JobRepository
+from app.errors import Conflict, NotFound, from_core
+from app.schemas.jobs import JobOut
+from app.schemas.releases import PublishResult
+from app.services.auth import Principal
+from app.services.history import load_history
+from app.services.identity import key_individuals
+from app.services.ingest import Corpus
+from app.services.payload import encode_corpus
+from app.services.releases import summary
+from app.services.risk import assess, public_counterfeits, risk_summary
+from app.services.series import effective_params
+from app.tasks import defer_publication
+
+__all__ = ["create_job", "job_out", "get_job", "wait_for_job", "dry_run", "FINISHED"]
+
+FINISHED = ("succeeded", "failed")
+
+
+def job_out(job: Job, series_name: str, principal: Principal | None) -> JobOut:
+    private = principal is not None and principal.sees_private
+    return JobOut(
+        id=job.id, series=series_name, status=job.status,  # type: ignore[arg-type]
+        phase=job.phase, progress=job.progress, release_no=job.release_no, error=job.error,
+        created_at=job.created_at, finished_at=job.finished_at,
+        report=job.report if private else None,
+        phase_seconds=job.phase_seconds if private else None,
+    )
+
+
+async def create_job(
+    session: AsyncSession,
+    principal: Principal,
+    series: Series,
+    corpus: Corpus,
+    secret: bytes,
+    idempotency_key: str | None,
+) -> tuple[Job, bool]:
+    """The queued job for ``corpus``; ``(job, True)`` when an Idempotency-Key replays one."""
+    repo = JobRepository(session)
+    if idempotency_key is not None:
+        await xact_lock(session, LockSpace.IDEMPOTENCY, idempotency_key)
+        existing = await repo.idempotency(idempotency_key)
+        if existing is not None:
+            if existing.series_id != series.id or existing.body_hash != corpus.body_hash:
+                raise Conflict("this Idempotency-Key was used with a different request",
+                               {"idempotency_key": idempotency_key},
+                               code="idempotency_key_reused")
+            job = await repo.get(existing.job_id)
+            assert job is not None
+            return job, True
+    # Serialise job creation per series so that creation order is commit order.
+    await xact_lock(session, LockSpace.POST, series.id)
+    job = Job(
+        id=uuid.uuid4(), series_id=series.id, api_key_id=principal.key_id, status="queued",
+        progress=0.0, label=corpus.label, extra_private_terms=sorted(set(corpus.private_terms)),
+        n_transactions=len(corpus.transactions), attempts=0, phase_seconds={},
+    )
+    payload = encode_corpus(key_individuals(secret, corpus.transactions))
+    await repo.add(job, payload)
+    job.procrastinate_job_id = await defer_publication(
+        await driver_connection(session), job.id, series.id
+    )
+    if idempotency_key is not None:
+        await repo.add_idempotency(idempotency_key, series.id, corpus.body_hash, job.id)
+    await session.flush()
+    await session.refresh(job)
+    return job, False
+
+
+async def get_job(session: AsyncSession, job_id: uuid.UUID) -> Job:
+    job = await JobRepository(session).get(job_id)
+    if job is None:
+        raise NotFound(f"no job {job_id}", {"id": str(job_id)})
+    return job
+
+
+async def wait_for_job(db: Database, job_id: uuid.UUID, timeout: float) -> Job:
+    """Poll the job row until it finishes or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        async with db.session() as session:
+            job = await get_job(session, job_id)
+        if job.status in FINISHED or time.monotonic() >= deadline:
+            return job
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, 0.5)
+
+
+async def dry_run(
+    session: AsyncSession, principal: Principal, series: Series, corpus: Corpus, secret: bytes
+) -> PublishResult:
+    """Compute the release and its risk as if published now; store nothing."""
+    history = await load_history(session, series)
+    publication = await _compute(series, history, corpus, secret)
+    releases = [*history.releases, publication.release]
+    risk = await assess(series.id, releases, len(releases) - 1, effective_params(series).r_th)
+    release = publication.release
+    if principal.sees_private:
+        cf, public = publication.ledger.counterfeit_rows + release.global_counterfeits, False
+    else:
+        cf, public = public_counterfeits(release), True
+    return PublishResult(
+        dry_run=True, job=None, release=summary(publication.release, series.method),
+        risk=risk_summary(risk, publication.release, cf, public),
+    )
+
+
+async def _compute(series: Series, history: SeriesHistory, corpus: Corpus, secret: bytes
+                   ) -> Publication:
+    private_terms = frozenset(series.private_terms) | frozenset(corpus.private_terms)
+    try:
+        publication = await asyncio.to_thread(
+            pipeline.publish, series.method, history,
+            key_individuals(secret, corpus.transactions), private_terms,
+            effective_params(series), None,
+        )
+    except CoreError as exc:
+        raise from_core(exc) from None
+    publication.release.release_no = history.next_release_no
+    publication.release.label = corpus.label
+    return publication

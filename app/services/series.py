@@ -1,0 +1,70 @@
+"""Series: create, read, and the effective parameters they echo."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core.errors import InvalidParameter
+from app.core.params import PublishParams, parse_params
+from app.db.locks import LockSpace, xact_lock
+from app.db.models import Series
+from app.db.repositories.series import SeriesRepository
+from app.errors import Conflict, NotFound, from_core
+from app.schemas.series import SeriesCreate, SeriesOut
+from app.services.ingest import check_terms
+
+__all__ = ["create_series", "get_series", "list_series", "series_out", "effective_params"]
+
+
+def effective_params(series: Series) -> PublishParams:
+    return parse_params(series.method, series.params)
+
+
+def series_out(series: Series, n_releases: int) -> SeriesOut:
+    return SeriesOut(
+        name=series.name,
+        method=series.method,
+        private_terms=list(series.private_terms),
+        params=effective_params(series).for_method(series.method),
+        n_releases=n_releases,
+        created_at=series.created_at,
+    )
+
+
+async def create_series(session: AsyncSession, body: SeriesCreate) -> Series:
+    try:
+        parse_params(body.method, body.params)
+    except InvalidParameter as exc:
+        raise from_core(exc) from None
+    check_terms(body.private_terms, {"item": 0}, "private_terms")
+    repo = SeriesRepository(session)
+    await xact_lock(session, LockSpace.POST, f"series-name:{body.name}")
+    if await repo.get_by_name(body.name) is not None:
+        raise Conflict(f"series {body.name!r} exists", {"name": body.name}, code="name_taken")
+    series = Series(
+        name=body.name,
+        method=body.method,
+        private_terms=sorted(set(body.private_terms)),
+        params=dict(body.params),
+    )
+    try:
+        return await repo.add(series)
+    except IntegrityError:
+        raise Conflict(f"series {body.name!r} exists", {"name": body.name},
+                       code="name_taken") from None
+
+
+async def get_series(session: AsyncSession, name: str) -> Series:
+    series = await SeriesRepository(session).get_by_name(name)
+    if series is None:
+        raise NotFound(f"no series {name!r}", {"series": name})
+    return series
+
+
+async def list_series(session: AsyncSession) -> Sequence[tuple[Series, int]]:
+    repo = SeriesRepository(session)
+    counts = await repo.release_counts()
+    return [(s, counts.get(s.id, 0)) for s in await repo.list()]
