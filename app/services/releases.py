@@ -21,7 +21,8 @@ from app.db.repositories.releases import ReleaseRepository
 from app.errors import NotFound
 from app.schemas.releases import ReleaseListItem, ReleaseSummary
 
-__all__ = ["get_release", "list_releases", "render_json", "render_ndjson", "summary"]
+__all__ = ["get_release", "list_releases", "render_json", "render_ndjson", "summary",
+           "clear_render_cache"]
 
 
 async def list_releases(session: AsyncSession, series: Series) -> list[ReleaseListItem]:
@@ -90,6 +91,10 @@ class _RenderCache:
             self._items.move_to_end(key)
         return item
 
+    def clear(self) -> None:
+        self._items.clear()
+        self._size = 0
+
     def put(self, key: tuple[int, str], value: bytes) -> None:
         if key in self._items or len(value) > self.max_bytes:
             return
@@ -101,6 +106,10 @@ class _RenderCache:
 
 
 _RENDERED = _RenderCache()
+
+
+def clear_render_cache() -> None:
+    _RENDERED.clear()
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 

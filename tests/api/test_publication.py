@@ -1,0 +1,189 @@
+"""End to end over HTTP: the paper's worked example, roles, formats, dry runs."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.api.conftest import ADMIN, create_key, create_series, wait_job
+from tests.api.paper import PRIVATE, TABLE_4A, body, text_plain
+
+pytestmark = [pytest.mark.anyio, pytest.mark.db]
+
+
+def _normalised(release: dict) -> list[tuple[list[list[str]], dict[str, int]]]:
+    clusters = [
+        (sorted(sorted(row) for row in c["rows"]),
+         {s: n for s, n in c["private_terms"].items() if n})
+        for c in release["clusters"]
+    ]
+    return sorted(clusters, key=lambda c: c[0])
+
+
+async def test_paper_example_end_to_end(client: httpx.AsyncClient) -> None:
+    await create_series(client)
+    await create_series(client, name="other-series")
+    publisher = await create_key(client, "publisher", "prison-health")
+    analyst = await create_key(client, "analyst")
+    auditor = await create_key(client, "auditor")
+    stranger = await create_key(client, "publisher", "other-series")
+
+    for release in (1, 2, 3):
+        response = await client.post("/v1/series/prison-health/releases?wait=true",
+                                     json=body(release), headers=publisher)
+        assert response.status_code == 201, response.text
+        assert response.json()["release"]["release_no"] == release
+        assert response.json()["risk"]["max_serial_risk"] <= 2 + 1e-9
+
+    first = (await client.get("/v1/series/prison-health/releases/1", headers=analyst)).json()
+    assert _normalised(first) == sorted(TABLE_4A["clusters"], key=lambda c: c[0])
+    assert {s: n for s, n in first["global_bag"].items() if n} == TABLE_4A["global_bag"]
+    assert first["label"] == "2023" and first["n_rows"] == 6
+
+    risks = await client.get("/v1/series/prison-health/risk", headers=auditor)
+    assert risks.status_code == 200
+    assert [r["release_no"] for r in risks.json()] == [1, 2, 3]
+    assert all(r["max_serial_risk"] <= 2 + 1e-9 for r in risks.json())
+    assert all(r["rows_over_threshold"] == 0 for r in risks.json())
+
+    listed = await client.get("/v1/series/prison-health/releases", headers=analyst)
+    assert [r["release_no"] for r in listed.json()] == [1, 2, 3]
+    forbidden = await client.get("/v1/series/prison-health/releases/1/risk", headers=analyst)
+    assert forbidden.status_code == 403
+    assert forbidden.json()["error"]["code"] == "forbidden"
+    posted = await client.post("/v1/series/prison-health/releases", json=body(1),
+                               headers=stranger)
+    assert posted.status_code == 403
+    assert len((await client.get("/v1/series/prison-health/releases", headers=analyst)).json()) == 3
+
+
+async def test_analyst_view_has_no_private_columns(client: httpx.AsyncClient) -> None:
+    await create_series(client)
+    publisher = await create_key(client, "publisher", "prison-health")
+    analyst = await create_key(client, "analyst")
+    for release in (1, 2):
+        response = await client.post("/v1/series/prison-health/releases?wait=true",
+                                     json=body(release), headers=publisher)
+        assert response.status_code == 201, response.text
+    release = (await client.get("/v1/series/prison-health/releases/2", headers=analyst)).json()
+    assert set(release) == {"series", "release_no", "label", "method", "params", "n_rows",
+                            "population_rates", "global_bag", "global_counterfeits", "clusters"}
+    for cluster in release["clusters"]:
+        assert set(cluster) == {"cluster_id", "rows", "private_terms", "global_share",
+                                "counterfeits"}
+        assert all(isinstance(row, list) for row in cluster["rows"])
+    assert "fp2" not in str(release).lower()
+    job = response.json()["job"]
+    assert job["report"] is None and job["phase_seconds"] is None
+    assert response.json()["risk"]["perturbation"]["published_only"] is True
+
+
+async def test_job_lifecycle_and_auditor_details(client: httpx.AsyncClient) -> None:
+    await create_series(client)
+    publisher = await create_key(client, "publisher")
+    auditor = await create_key(client, "auditor")
+    analyst = await create_key(client, "analyst")
+    response = await client.post("/v1/series/prison-health/releases", json=body(1),
+                                 headers=publisher)
+    assert response.status_code == 202
+    job = response.json()
+    assert job["status"] in ("queued", "running", "succeeded") and job["series"] == "prison-health"
+    done = await wait_job(client, job["id"], publisher)
+    assert done["status"] == "succeeded" and done["release_no"] == 1
+    assert done["progress"] == 1.0 and done["finished_at"] is not None
+    detailed = (await client.get(f"/v1/jobs/{job['id']}", headers=auditor)).json()
+    assert detailed["report"] is not None and "store" in detailed["phase_seconds"]
+    assert (await client.get(f"/v1/jobs/{job['id']}", headers=analyst)).status_code == 403
+    other = await create_key(client, "publisher")
+    assert (await client.get(f"/v1/jobs/{job['id']}", headers=other)).status_code == 403
+
+
+async def test_text_plain_with_query_label_and_private_terms(client: httpx.AsyncClient) -> None:
+    await create_series(client, params={"r_th": 2, "cluster_size": 2})
+    publisher = await create_key(client, "publisher", "prison-health")
+    response = await client.post(
+        "/v1/series/prison-health/releases?wait=true&label=y1&private_terms=fraud",
+        content=text_plain(1), headers={**publisher, "Content-Type": "text/plain"},
+    )
+    assert response.status_code == 201, response.text
+    assert response.json()["release"]["label"] == "y1"
+    series = (await client.get("/v1/series/prison-health", headers=publisher)).json()
+    assert "fraud" in series["private_terms"] and series["n_releases"] == 1
+    release = (await client.get("/v1/series/prison-health/releases/1", headers=publisher)).json()
+    assert all("fraud" not in row for c in release["clusters"] for row in c["rows"])
+
+
+async def test_csv_upload(client: httpx.AsyncClient) -> None:
+    await create_series(client)
+    publisher = await create_key(client, "publisher", "prison-health")
+    lines = ["terms,cluster"] + [
+        f"\"{';'.join(t['terms'])}\",{t['cluster']}" for t in body(1)["transactions"]
+    ]
+    response = await client.post(
+        "/v1/series/prison-health/releases?wait=true", content="\n".join(lines) + "\n",
+        headers={**publisher, "Content-Type": "text/csv; charset=utf-8"},
+    )
+    assert response.status_code == 201, response.text
+    release = (await client.get("/v1/series/prison-health/releases/1", headers=publisher)).json()
+    assert _normalised(release) == sorted(TABLE_4A["clusters"], key=lambda c: c[0])
+
+
+async def test_ndjson_streams_header_then_clusters(client: httpx.AsyncClient) -> None:
+    await create_series(client)
+    publisher = await create_key(client, "publisher", "prison-health")
+    await client.post("/v1/series/prison-health/releases?wait=true", json=body(1),
+                      headers=publisher)
+    whole = (await client.get("/v1/series/prison-health/releases/1", headers=publisher)).json()
+    response = await client.get("/v1/series/prison-health/releases/1?format=ndjson",
+                                headers=publisher)
+    assert response.headers["content-type"].startswith("application/x-ndjson")
+    import json
+
+    lines = [json.loads(line) for line in response.text.splitlines()]
+    assert "clusters" not in lines[0]
+    assert {**lines[0], "clusters": lines[1:]} == whole
+
+
+async def test_dry_run_stores_nothing(client: httpx.AsyncClient) -> None:
+    await create_series(client)
+    publisher = await create_key(client, "publisher", "prison-health")
+    response = await client.post("/v1/series/prison-health/releases?dry_run=true", json=body(1),
+                                 headers=publisher)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["dry_run"] is True and result["job"] is None
+    assert result["release"]["release_no"] == 1 and result["release"]["n_rows"] == 6
+    assert result["risk"]["max_serial_risk"] <= 2 + 1e-9
+    listed = await client.get("/v1/series/prison-health/releases", headers=publisher)
+    assert listed.json() == []
+
+
+async def test_cover_and_risk_rows(client: httpx.AsyncClient) -> None:
+    await create_series(client)
+    publisher = await create_key(client, "publisher", "prison-health")
+    auditor = await create_key(client, "auditor")
+    for release in (1, 2):
+        await client.post("/v1/series/prison-health/releases?wait=true", json=body(release),
+                          headers=publisher)
+    cover = await client.get("/v1/series/prison-health/releases/1/cover", headers=auditor)
+    assert cover.status_code == 200
+    assert cover.json() and all(e["other_release"] == 2 for e in cover.json())
+    assert all(set(e) == {"cluster_id", "other_release", "other_cluster_id", "size", "ranges"}
+               for e in cover.json())
+    rows = await client.get("/v1/series/prison-health/releases/1/risk/rows?offset=1&limit=2",
+                            headers=auditor)
+    page = rows.json()
+    assert page["total"] == 6 and len(page["rows"]) == 2 and page["offset"] == 1
+    assert all(r["serial_risk"] <= 2 + 1e-9 for r in page["rows"])
+    summary = (await client.get("/v1/series/prison-health/releases/1/risk", headers=auditor))
+    assert summary.json()["perturbation"]["published_only"] is False
+    assert set(summary.json()["by_term"]) <= set(PRIVATE)
+
+
+async def test_missing_release_and_series_are_404(client: httpx.AsyncClient) -> None:
+    await create_series(client)
+    analyst = await create_key(client, "analyst")
+    missing = await client.get("/v1/series/prison-health/releases/9", headers=analyst)
+    assert missing.status_code == 404 and missing.json()["error"]["details"]["release_no"] == 9
+    assert (await client.get("/v1/series/nope", headers=analyst)).status_code == 404
+    assert (await client.get("/v1/series/nope/releases", headers=ADMIN)).status_code == 404

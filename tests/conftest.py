@@ -1,0 +1,57 @@
+"""Shared fixtures of the service tests (the core's tests need none of them).
+
+A real PostgreSQL (see :mod:`tests.support.database`), migrated once per session. API tests
+share one application (lifespan and in-process worker running) and are isolated by emptying
+every table after each test: jobs commit on the worker's own connections, so a per-test
+rollback cannot contain them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from tests.support.database import fresh_database
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def database_url() -> Iterator[str]:
+    with fresh_database() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str):  # type: ignore[no-untyped-def]
+    from app.settings import Settings
+
+    return Settings(
+        DATABASE_URL=database_url,
+        SERIALPUB_ENV="test",
+        SERIALPUB_SECRET="test-secret-for-hmac",
+        SERIALPUB_ADMIN_TOKEN="test-admin-token",
+        SERIALPUB_MAX_BODY_BYTES=200_000,
+        SERIALPUB_WAIT_TIMEOUT=60,
+        SERIALPUB_STALLED_AFTER=2,
+        SERIALPUB_DB_POOL_SIZE=5,
+    )
+
+
+@pytest.fixture(scope="session")
+async def app_client(settings) -> AsyncIterator[object]:  # type: ignore[no-untyped-def]
+    import httpx
+
+    from app.api.main import create_app
+
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test",
+                                     timeout=120) as client:
+            client.app = app  # type: ignore[attr-defined]
+            yield client
