@@ -16,7 +16,9 @@ CORPORA: list[dict[str, list[list[str]]]] = [
         "c2": [["vandal", "arson"], ["abuse", "arson", "cancer"], ["abuse", "arson", "mansl"]],
     },
     {
-        "c1": [["theft", "arson", "cancer"], ["theft", "arson", "murder"], ["theft", "arson", "HIV"]],
+        "c1": [
+            ["theft", "arson", "cancer"], ["theft", "arson", "murder"], ["theft", "arson", "HIV"]
+        ],
         "c2": [["abuse", "arson", "mansl"], ["abuse", "arson", "mansl", "cancer"]],
     },
 ]
