@@ -1,0 +1,76 @@
+"""Storing and loading releases through COPY, the term dictionary and the statistics file."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import PublishedRow, Term
+from app.db.repositories.release_load import ReleaseCache, load_ledgers, load_releases
+from app.db.repositories.release_store import store_publication
+from app.db.repositories.releases import ReleaseRepository
+from app.db.repositories.statistics import append_statistics, load_statistics, statistics_of
+from app.db.repositories.terms import ensure_terms, row_hash
+from tests.db import factories
+
+pytestmark = [pytest.mark.anyio, pytest.mark.db]
+
+
+async def test_store_then_load_round_trip(session: AsyncSession) -> None:
+    series = await factories.series(session)
+    publication = factories.publication()
+    model = await store_publication(session, series_id=series.id, method="sanony",
+                                    params={"r_th": 2.0}, publication=publication, job_id=None)
+    assert (model.release_no, model.n_rows, model.n_clusters) == (1, 5, 2)
+    (loaded,) = await load_releases(session, [model], cache=None)
+    original = publication.release
+    assert [c.rows for c in loaded.clusters] == [c.rows for c in original.clusters]
+    assert [c.private_counts for c in loaded.clusters] == [
+        c.private_counts for c in original.clusters]
+    assert [c.global_share for c in loaded.clusters] == [c.global_share for c in original.clusters]
+    assert [c.counterfeits for c in loaded.clusters] == [1, 0]
+    assert loaded.global_bag == {"herpes": 1} and loaded.label == "2024"
+    assert loaded.population_rates == original.population_rates
+    assert loaded.private_terms == original.private_terms
+    (ledger,) = await load_ledgers(session, [model])
+    assert [(c.counterfeit_rows, c.bp, c.fp2, c.individuals) for c in ledger.clusters] == [
+        ([1], 1, 0, ["k1", None]), ([], 0, 2, ["k2", "k3", None])]
+    assert await ReleaseRepository(session).counterfeit_rows(model.id) == 3
+
+
+async def test_rows_use_the_term_dictionary_and_an_indexed_hash(session: AsyncSession) -> None:
+    series = await factories.series(session)
+    first = await store_publication(session, series_id=series.id, method="sanony", params={},
+                                    publication=factories.publication(1), job_id=None)
+    await store_publication(session, series_id=series.id, method="sanony", params={},
+                            publication=factories.publication(2), job_id=None)
+    terms = await session.scalar(select(func.count()).select_from(Term).where(
+        Term.term.in_(["abuse", "arson", "fraud", "theft", "vandal"])))
+    assert terms == 5
+    digest = row_hash(("abuse", "arson"))
+    same = (await session.scalars(select(PublishedRow).where(
+        PublishedRow.terms_hash == digest))).all()
+    assert len(same) == 4 and {r.release_id for r in same} > {first.id}
+    ids = await ensure_terms(session, ["abuse", "arson", "zebra"])
+    assert set(ids) == {"abuse", "arson", "zebra"} and len(set(ids.values())) == 3
+
+
+async def test_release_cache_is_bounded() -> None:
+    cache = ReleaseCache(max_rows=8)
+    for i in range(3):
+        cache.put(i, factories.publication(i + 1).release)  # 5 rows each
+    assert cache.get(0) is None and cache.get(2) is not None
+
+
+async def test_statistics_file(session: AsyncSession) -> None:
+    series = await factories.series(session, method="wong")
+    written = await append_statistics(session, series.id, 1, {"k1": {"HIV": (8, 1)},
+                                                              "k2": {"HIV": (8, 1)}})
+    await append_statistics(session, series.id, 2, {"k1": {"HIV": (10, 2), "cancer": (10, 1)}})
+    assert written == 2
+    everything = await load_statistics(session, series.id)
+    assert everything == {"k1": {"HIV": [(8, 1), (10, 2)], "cancer": [(10, 1)]},
+                          "k2": {"HIV": [(8, 1)]}}
+    assert await statistics_of(session, series.id, "k1") == {
+        "HIV": [(1, 8, 1), (2, 10, 2)], "cancer": [(2, 10, 1)]}
