@@ -1,0 +1,162 @@
+"""The ``serialpub`` command line (API.md "Running it"). It calls the same services as the API."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+from typing import Annotated
+
+import typer
+
+from app.settings import get_settings
+
+__all__ = ["cli", "main"]
+
+cli = typer.Typer(name="serialpub", help="Privacy-preserving serial publication service.",
+                  no_args_is_help=True, add_completion=False)
+
+
+def _database_url() -> str:
+    """Resolve (and export, so uvicorn workers inherit it) the database URL."""
+    from app.db.engine import resolve_database_url
+
+    url = resolve_database_url(get_settings())
+    os.environ["DATABASE_URL"] = url
+    get_settings.cache_clear()
+    return url
+
+
+def _migrate(url: str) -> None:
+    from pathlib import Path
+
+    from alembic import command
+    from alembic.config import Config
+
+    root = Path(__file__).resolve().parents[1]
+    config = Config(str(root / "alembic.ini"))
+    config.set_main_option("script_location", str(root / "migrations"))
+    config.attributes["url"] = url
+    command.upgrade(config, "head")
+
+
+@cli.command()
+def migrate() -> None:
+    """Apply the database migrations (Alembic) up to head."""
+    _migrate(_database_url())
+    typer.echo("migrations applied")
+
+
+@cli.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="uvicorn worker processes")] = 1,
+) -> None:
+    """Apply migrations, then serve the API (with an in-process job worker by default)."""
+    import uvicorn
+
+    _migrate(_database_url())
+    uvicorn.run("app.api.main:create_app", factory=True, host=host, port=port, workers=workers,
+                proxy_headers=True, log_level="info")
+
+
+@cli.command()
+def worker(
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Jobs at once")] = None,
+) -> None:
+    """Run a job worker (for more machines; the API runs one in-process by default)."""
+    from app.api.main import start_runtime
+    from app.observability import configure_logging
+    from app.runtime import set_runtime
+    from app.worker import run_worker
+
+    _database_url()
+    settings = get_settings()
+    if concurrency is not None:
+        settings = settings.model_copy(update={"worker_concurrency": concurrency})
+    configure_logging(settings.log_level, settings.log_format)
+
+    async def run() -> None:
+        runtime = await start_runtime(settings)
+        set_runtime(runtime)
+        try:
+            await run_worker(runtime, install_signal_handlers=True)
+        finally:
+            await runtime.db.dispose()
+
+    asyncio.run(run())
+
+
+@cli.command("create-key")
+def create_key(
+    role: Annotated[str, typer.Option(help="admin, publisher, analyst or auditor")],
+    series: Annotated[str | None, typer.Option(help="Publishers: the one series")] = None,
+) -> None:
+    """Create an API key and print it (once; only its hash is stored)."""
+    from app.db.engine import Database
+    from app.errors import AppError
+    from app.services.auth import create_key as create
+
+    db = Database(_database_url(), pool_size=1)
+
+    async def run() -> str:
+        try:
+            async with db.session() as session:
+                key, plain = await create(session, role, series)
+            return f"{plain}\n(id {key.id}, role {key.role}, series {key.series_name or '*'})"
+        finally:
+            await db.dispose()
+
+    try:
+        typer.echo(asyncio.run(run()))
+    except AppError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from None
+
+
+@cli.command()
+def demo(years: Annotated[int, typer.Option(min=1, max=10)] = 3) -> None:
+    """Publish a few generated yearly snapshots end to end and print each step."""
+    from app.services.demo import run_demo
+
+    _migrate(_database_url())
+    asyncio.run(run_demo(get_settings(), typer.echo, years))
+
+
+@cli.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def bench(ctx: typer.Context) -> None:
+    """Run the evaluation of SPEC section 10 (``benchmarks.evaluate``)."""
+    try:
+        evaluate = importlib.import_module("benchmarks.evaluate")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("benchmarks", "benchmarks.evaluate"):
+            raise
+        typer.echo("benchmarks.evaluate is not available (run from the repository root)",
+                   err=True)
+        raise typer.Exit(2) from None
+    result = evaluate.main(ctx.args) if ctx.args else evaluate.main()
+    raise typer.Exit(int(result or 0))
+
+
+def _register_local_commands() -> None:
+    """``publish-local`` and friends live in :mod:`app.cli_local` when present."""
+    try:
+        local = importlib.import_module("app.cli_local")
+    except ModuleNotFoundError as exc:
+        if exc.name != "app.cli_local":
+            raise
+        return
+    if hasattr(local, "register"):
+        local.register(cli)
+    elif hasattr(local, "app"):
+        cli.add_typer(local.app)
+    elif hasattr(local, "publish_local"):
+        cli.command("publish-local")(local.publish_local)
+
+
+_register_local_commands()
+
+
+def main() -> None:
+    cli()
