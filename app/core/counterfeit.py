@@ -6,8 +6,11 @@ the cluster. When the cluster cannot give one, the corpus' non-private terms are
 the whole series'. Terms are drawn with probability proportional to their count in the
 multiset, so counterfeits look like the cluster's rows.
 
-Decision: among the first few valid candidates of the minimal size, one that no other
-release holds is preferred, so that a counterfeit does not create overlaps of its own.
+Decision: a counterfeit that no release holds yet is preferred, at the smallest size (up to
+three terms) where one exists; only when there is none is the minimal valid sample taken.
+A counterfeit identical to a row of another release would create an overlap of its own, and
+on click-stream corpora most single terms are somebody's row, so "minimal" alone would turn
+perturbation into a source of new composition attacks.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ __all__ = ["CounterfeitFactory"]
 _CANDIDATES = 6
 _TRIES = 24
 _ENUMERATE_FROM = 10
+_FRESH_UP_TO = 3
 
 
 class CounterfeitFactory:
@@ -81,13 +85,21 @@ class CounterfeitFactory:
         if not pool:
             return None
         terms = sorted(pool)
-        for size in range(1, len(terms) + 1):
-            valid = list(
-                itertools.islice(self._candidates(pool, terms, size, cluster), _CANDIDATES)
-            )
+        first_valid: Row | None = None
+        for size in range(1, min(len(terms), _FRESH_UP_TO) + 1):
+            candidates = self._candidates(pool, terms, size, cluster)
+            valid = list(itertools.islice(candidates, _CANDIDATES))
+            fresh = [row for row in valid if not self._state.holders(row)]
+            if fresh:
+                return fresh[0]
+            if first_valid is None and valid:
+                first_valid = valid[0]
+        if first_valid is not None:
+            return first_valid
+        for size in range(_FRESH_UP_TO + 1, len(terms) + 1):
+            valid = list(itertools.islice(self._candidates(pool, terms, size, cluster), 1))
             if valid:
-                fresh = [row for row in valid if not self._state.holders(row)]
-                return (fresh or valid)[0]
+                return valid[0]
         return None
 
     def _candidates(

@@ -72,18 +72,21 @@ def cluster_cover(
 ) -> list[Overlap]:
     """Cover Ω(C*) (Definition 8): overlaps with clusters of every other release.
 
-    ``releases`` restricts the other side to those release positions.
+    A row links only where each release holds its set in one cluster (see
+    :mod:`app.core.state`). ``releases`` restricts the other side to those release positions.
     """
     j = ref[0]
     cluster = state.cluster(ref)
     common: dict[ClusterRef, dict[Row, int]] = {}
     for row, mult in cluster.counts.items():
-        for other in state.holders(row):
-            if other[0] == j or (releases is not None and other[0] not in releases):
+        holders = state.linking_holders(row)
+        if holders.get(j) != ref[1]:
+            continue  # spread over several clusters of this release: links nothing
+        for k, d in holders.items():
+            if k == j or (releases is not None and k not in releases):
                 continue
-            shared = min(mult, state.cluster(other).counts[row])
-            if shared:
-                common.setdefault(other, {})[row] = shared
+            other = (k, d)
+            common.setdefault(other, {})[row] = min(mult, state.cluster(other).counts[row])
     return [Overlap(other, rows, sum(rows.values())) for other, rows in sorted(common.items())]
 
 

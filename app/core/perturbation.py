@@ -36,6 +36,7 @@ class Perturber:
         self.release = state.releases[j]
         self._true_counts: dict[int, Counter[Row]] = {}
         self._term_index: dict[str, set[int]] | None = None
+        self.bp_global = 0
 
     # -- adding counterfeits ---------------------------------------------------------------
 
@@ -113,7 +114,8 @@ class Perturber:
             if rows:
                 self.add(c, rows, need_s, "bp")
                 added += rows
-        return added + self._backward_global()
+        self.bp_global = self._backward_global()
+        return added + self.bp_global
 
     def _backward_global(self) -> int:
         need_s: dict[str, int] = {}

@@ -133,7 +133,15 @@ def cluster_posteriors(state: SeriesState, ref: ClusterRef) -> dict[Row, dict[st
 
 
 def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
-    """β_global of the rows of release ``j`` against every other whole release (2.3.2)."""
+    """β_global of the rows of release ``j`` against every other whole release (2.3.2).
+
+    Decision: the release is compared with each other whole release on its own, as in
+    Example 10, and the highest posterior is kept. Multiplying the comparisons as if they
+    were independent (formula 12) counts the same evidence once per release: whole releases
+    share most of their rows, so the product grows with the length of the series, not with
+    what the adversary learns (a term new in this release would reach a risk of
+    ``Π N/(N - o_k)``, 13 on BMS-WebView-1 after five releases, for a single copy).
+    A prior of ``α`` is the floor: no comparison can lower the reported risk."""
     release = state.releases[j]
     others = [k for k in range(len(state.releases)) if k != j]
     overlaps = [release_overlap(release, state.releases[k]) for k in others]
@@ -160,12 +168,15 @@ def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
                     log_likelihood_ratio(n_s, n, o, found[0], found[1], 1),
                 )
             )
+        alpha = n_s / n
         for key, p in patterns.items():
-            evidence = Evidence()
+            beta = alpha
             for code, pair in zip(key, pairs, strict=True):
                 if pair is not None:
+                    evidence = Evidence()
                     evidence.add(_choose(pair[0], pair[1], code))
-            betas[p][s] = evidence.posterior(n_s / n)
+                    beta = max(beta, evidence.posterior(alpha))
+            betas[p][s] = beta
     return GlobalPosteriors(pattern_of, betas)
 
 

@@ -201,7 +201,13 @@ def publish_sanony(
             "rows": published.n_rows,
             "true_rows": len(corpus),
             "counterfeits": counterfeits,
-            "counterfeits_by_phase": {"bp": bp, "fp1": fp1, "fp2": fp2, "repair": repaired},
+            "counterfeits_by_phase": {
+                "bp": bp,
+                "bp_global": perturber.bp_global,
+                "fp1": fp1,
+                "fp2": fp2,
+                "repair": repaired,
+            },
             "counterfeit_rate": round(counterfeits / max(published.n_rows, 1), 6),
             "global_bag_copies_added": sum(release.global_bag.values())
             - sum(result.global_bag.values()),

@@ -4,6 +4,15 @@ The risk model and Sanony both work on a :class:`SeriesState`. Published release
 into it unchanged; the release being built is appended and grows as counterfeits are added.
 The index maps each distinct row (non-private set) to the clusters that hold it, so overlaps
 are found by looking rows up, never by comparing every pair of clusters (SPEC 5, "Cost").
+
+Decision (SPEC 4, overlap): a non-private set links two clusters only when each of their
+releases holds it in a single cluster. The adversary traces "the same transactions" through
+non-private sets (Definition 1); a set spread over several clusters of a release cannot be
+traced from one cluster to one cluster, and the pairwise multiset intersection would count
+the same copies once for every pair of clusters holding it: ten clusters of one popular
+page in each release would be declared the same ten transactions a hundred times over, with
+contradictory private-term counts that the likelihoods then read as certainty. Whole
+releases (global composition) are single clusters, so there every common set links.
 """
 
 from __future__ import annotations
@@ -146,3 +155,16 @@ class SeriesState:
 
     def holders(self, row: Row) -> set[ClusterRef]:
         return self.index.get(row, set())
+
+    def linking_holders(self, row: Row) -> dict[int, int]:
+        """Release position -> the one cluster holding ``row`` there, for the releases where
+        a single cluster holds it (the only places where the row links, see above)."""
+        per_release: dict[int, int] = {}
+        spread: set[int] = set()
+        for k, d in self.index.get(row, ()):
+            if k in per_release:
+                spread.add(k)
+            per_release[k] = d
+        for k in spread:
+            del per_release[k]
+        return per_release

@@ -298,7 +298,7 @@ def publish_wong(
     )
     ledger.suppressed = dict(sorted(outcome.suppressed.items()))
     report("verify", 0.0)
-    worst = _verify(update, history.statistics, params.l)
+    worst = _verify(outcome.groups, keys, history.statistics, params.l)
     report("verify", 1.0)
     sizes = [g.size for g in outcome.groups]
     summary: dict[str, object] = {
@@ -363,26 +363,35 @@ def _assemble(
 
 
 def _verify(
-    update: Mapping[str, Mapping[str, tuple[int, int]]],
+    groups: Sequence[Group],
+    keys: Sequence[str],
     statistics: Mapping[str, Mapping[str, Sequence[Sequence[int]]]],
     l: int,  # noqa: E741 - the paper's ℓ
 ) -> float:
     """Check ``p(o, s, k) <= 1/l`` for every pair this release links; return the largest p.
 
     Pairs the release does not link keep their previous p (Lemma 5), so they need no check.
+    Members without a past for s share one check per group and term.
     """
     worst = 0.0
-    checked: dict[tuple[tuple[int, int], ...], float] = {}
-    for key, terms in update.items():
-        past_terms = statistics.get(key, {})
-        for term, entry in terms.items():
-            entries = (*((int(n), int(ns)) for n, ns in past_terms.get(term, ())), entry)
-            if entries not in checked:
-                if not within_guarantee(entries, l):
-                    raise PublicationFailed(
-                        f"breach probability of a member for {term!r} would exceed 1/{l}",
-                        {"term": term, "entries": [list(e) for e in entries]},
-                    )
-                checked[entries] = breach_probability(entries)
-            worst = max(worst, checked[entries])
+    for group in groups:
+        for term, c in group.counts.items():
+            worst = max(worst, _checked(term, ((group.size, c),), l))
+        for i in group.members:
+            past_terms = statistics.get(keys[i])
+            if not past_terms:
+                continue
+            for term in past_terms.keys() & group.counts.keys():
+                past = tuple((int(n), int(ns)) for n, ns in past_terms[term])
+                entries = (*past, (group.size, group.counts[term]))
+                worst = max(worst, _checked(term, entries, l))
     return worst
+
+
+def _checked(term: str, entries: Sequence[Entry], l: int) -> float:  # noqa: E741
+    if not within_guarantee(entries, l):
+        raise PublicationFailed(
+            f"breach probability of a member for {term!r} would exceed 1/{l}",
+            {"term": term, "entries": [list(e) for e in entries]},
+        )
+    return breach_probability(entries)

@@ -14,6 +14,7 @@ merge heuristic.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,15 @@ __all__ = [
 
 #: Live groups examined on each side of a failing group in the similarity order.
 MERGE_WINDOW = 3
+#: A merge must cut the shortfall by at least this share of what the partner could at best
+#: (``min(partner size, shortfall)``); below it, growing the group costs more utility than the
+#: copies it saves, and suppression is the better distortion (decision, see docs/methods.md).
+MIN_EFFICIENCY = 0.25
+#: A failing group grows to at most this many times ``max(its starting size, ceil(need))``
+#: for its largest failing requirement; past it, the excess copies are suppressed instead. When
+#: a frequent term sits just under its requirement, merging would otherwise cascade into
+#: groups of thousands (decision, see docs/methods.md).
+MAX_GROWTH = 4
 _EPS = 1e-9
 
 
@@ -73,6 +83,7 @@ class Group:
     terms: set[str]
     counts: dict[str, int]
     needs: dict[str, Need]
+    start: int = 0
     prev: int = -1
     next: int = -1
     alive: bool = True
@@ -141,9 +152,11 @@ def form_groups(
        a requirement, so no group holding s can be feasible for o).
     2. Each failing group, in the similarity order, is merged with the most similar (Jaccard of
        non-private term sets) of its :data:`MERGE_WINDOW` live neighbours on each side among
-       those whose merge strictly lowers the pair's total shortfall
-       ``sum_s max(0, n_{k,s} * need_s - n_k)``, and never with one that would expose a term to
-       an infinite requirement. It stops when it passes or no neighbour helps.
+       those whose merge lowers the pair's total shortfall ``sum_s max(0, n_{k,s} * need_s - n_k)``
+       by at least :data:`MIN_EFFICIENCY` of ``min(partner size, shortfall)``, and never with
+       one that would expose a term to an infinite requirement, nor grow it past
+       :data:`MAX_GROWTH` times ``max(starting size, ceil(largest failing need))``. It stops when
+       it passes or no neighbour helps enough.
     3. Where a group still fails for ``s``, copies of s are suppressed down to
        ``floor(n_k / need_s)`` (section 6.3).
 
@@ -159,8 +172,9 @@ def form_groups(
         group.shortfall = _shortfall(group.size, group.counts, group.needs, base)
     for gid in range(len(groups)):
         group = groups[gid]
-        while group.alive and _failing(group, base):
-            other = _best_partner(groups, gid, base)
+        while group.alive and (need := _failing_need(group, base)) > 0:
+            cap = MAX_GROWTH * max(group.start, math.ceil(need))
+            other = _best_partner(groups, gid, base, cap)
             if other is None:
                 break
             _absorb(groups, gid, other, base)
@@ -185,7 +199,7 @@ def _new_group(
         terms.update(nonprivate[index])
         counts.update(private[index])
         _raise_needs(needs, member_needs[index], base)
-    return Group(members=list(run), terms=terms, counts=dict(counts), needs=needs)
+    return Group(members=list(run), terms=terms, counts=dict(counts), needs=needs, start=len(run))
 
 
 def _raise_needs(needs: dict[str, Need], extra: Mapping[str, Need], base: Need) -> None:
@@ -201,19 +215,23 @@ def _suppress_infinite(group: Group, suppressed: Counter[str]) -> None:
         suppressed[term] += group.counts.pop(term)
 
 
-def _failing(group: Group, base: Need) -> bool:
+def _failing_need(group: Group, base: Need) -> float:
+    """The largest requirement the group fails (exact test), 0.0 when it passes."""
     n = group.size
+    worst = 0.0
     for term, c in group.counts.items():
         need = group.needs.get(term, base)
         if c * need.num > n * need.den:
-            return True
-    return False
+            worst = max(worst, need.value)
+    return worst
 
 
 def _shortfall(n: int, counts: Mapping[str, int], needs: Mapping[str, Need], base: Need) -> float:
     total = 0.0
     for term, c in counts.items():
-        total += max(0.0, c * needs.get(term, base).value - n)
+        excess = c * needs.get(term, base).value - n
+        if excess > 0:
+            total += excess
     return total
 
 
@@ -229,7 +247,9 @@ def _merged_shortfall(g: Group, h: Group, base: Need) -> float | None:
             need = other
         if need.infinite:
             return None
-        total += max(0.0, c * need.value - n)
+        excess = c * need.value - n
+        if excess > 0:
+            total += excess
     return total
 
 
@@ -254,16 +274,19 @@ def _neighbours(groups: Sequence[Group], gid: int) -> list[tuple[int, int]]:
     return found
 
 
-def _best_partner(groups: Sequence[Group], gid: int, base: Need) -> int | None:
+def _best_partner(groups: Sequence[Group], gid: int, base: Need, cap: int) -> int | None:
     group = groups[gid]
     best: tuple[float, float, int, int] | None = None
     for distance, other in _neighbours(groups, gid):
         candidate = groups[other]
+        if group.size + candidate.size > cap:
+            continue
         merged = _merged_shortfall(group, candidate, base)
         if merged is None:
             continue
         gain = group.shortfall + candidate.shortfall - merged
-        if gain <= _EPS * max(1.0, group.shortfall):
+        floor = MIN_EFFICIENCY * min(float(candidate.size), group.shortfall)
+        if gain <= max(floor, _EPS * max(1.0, group.shortfall)):
             continue
         score = (_jaccard(group.terms, candidate.terms), gain, -distance, -other)
         if best is None or score > best:
@@ -280,6 +303,7 @@ def _absorb(groups: list[Group], gid: int, oid: int, base: Need) -> None:
         g.counts, h.counts = h.counts, g.counts
         g.needs, h.needs = h.needs, g.needs
     g.members.extend(h.members)
+    g.start = max(g.start, h.start)
     g.terms.update(h.terms)
     for term, c in h.counts.items():
         g.counts[term] = g.counts.get(term, 0) + c

@@ -217,6 +217,35 @@ def cover(view: View, others: Sequence[View]) -> Cover:
     return [(overlap, other) for overlap, other in overlaps if overlap]
 
 
+def cluster_cover(views: Sequence[Sequence[View]], i: int, c: int) -> Cover:
+    """Cover of cluster ``c`` of release ``i`` under the team's linking rule.
+
+    Team decision (see ``app/core/state.py``): a non-private set links two clusters only when
+    each of their two releases holds it in a single cluster.
+    """
+
+    def spread(k: int) -> set[Row]:
+        seen: Counter[Row] = Counter()
+        for v in views[k]:
+            seen.update(set(v.rows))
+        return {row for row, n in seen.items() if n > 1}
+
+    mine = views[i][c]
+    blocked_here = spread(i)
+    result: Cover = []
+    for k, release_views in enumerate(views):
+        if k == i:
+            continue
+        blocked = blocked_here | spread(k)
+        for other in release_views:
+            overlap = Counter(
+                {row: m for row, m in (mine.rows & other.rows).items() if row not in blocked}
+            )
+            if overlap:
+                result.append((overlap, other))
+    return result
+
+
 def view_posterior(view: View, row: Row, term: str, the_cover: Cover) -> Fraction:
     """``beta(T*, s)`` (formula 12) of a row of ``view`` given its cover."""
     n, n_s = view.size, view.n_s(term)
@@ -255,20 +284,24 @@ def posteriors(
     wholes = [release_view(release) for release in releases]
     result: dict[RiskKey, tuple[Fraction, Fraction]] = {}
     for i, release in enumerate(releases):
-        other_clusters = [v for j, vs in enumerate(views) if j != i for v in vs]
         other_wholes = [w for j, w in enumerate(wholes) if j != i]
         terms = _terms(release, views[i], wholes[i])
-        global_cover = cover(wholes[i], other_wholes)
+        # Team decision: the global composition compares the release with each other whole
+        # release on its own (Example 10) and keeps the highest posterior, instead of
+        # multiplying heavily overlapping whole-release comparisons as if independent.
+        global_covers = [cover(wholes[i], [w]) for w in other_wholes] or [[]]
         global_beta: dict[tuple[Row, str], Fraction] = {}
-        for cluster, view in zip(release.clusters, views[i], strict=True):
-            cluster_cover = cover(view, other_clusters)
+        for c, (cluster, view) in enumerate(zip(release.clusters, views[i], strict=True)):
+            this_cover = cluster_cover(views, i, c)
             cluster_beta: dict[tuple[Row, str], Fraction] = {}
             for index, row in enumerate(cluster.rows):
                 for s in terms:
                     if (row, s) not in cluster_beta:
-                        cluster_beta[row, s] = view_posterior(view, row, s, cluster_cover)
+                        cluster_beta[row, s] = view_posterior(view, row, s, this_cover)
                     if (row, s) not in global_beta:
-                        global_beta[row, s] = view_posterior(wholes[i], row, s, global_cover)
+                        global_beta[row, s] = max(
+                            view_posterior(wholes[i], row, s, g) for g in global_covers
+                        )
                     result[i, cluster.cluster_id, index, s] = (
                         cluster_beta[row, s],
                         global_beta[row, s],

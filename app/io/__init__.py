@@ -1,0 +1,1 @@
+"""Reading and writing corpora and releases (files and streams), outside the pure core."""
