@@ -18,11 +18,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import pipeline
 from app.core.errors import CoreError
-from app.core.model import Publication
+from app.core.model import Publication, PublishedRelease
 from app.db.base import utcnow
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Job, Series
 from app.db.repositories.jobs import JobRepository
+from app.db.repositories.release_load import RELEASE_CACHE
 from app.db.repositories.release_store import store_publication
 from app.db.repositories.statistics import append_statistics
 from app.errors import AppError, from_core
@@ -47,7 +48,9 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
         flusher = asyncio.create_task(flush_progress(runtime.db, job_id, tracker))
         try:
             async with runtime.db.session() as session:
-                await _publish(session, runtime, job_id, tracker, flusher)
+                stored = await _publish(session, runtime, job_id, tracker, flusher)
+            # Committed: later jobs of this process find the release without loading it.
+            RELEASE_CACHE.put(*stored)
         except (CoreError, AppError) as exc:
             error = from_core(exc) if isinstance(exc, CoreError) else exc
             _log.info("job failed", code=error.code, message=error.message)
@@ -84,7 +87,9 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
 
 
 async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
-                   tracker: ProgressTracker, flusher: asyncio.Task[None]) -> None:
+                   tracker: ProgressTracker, flusher: asyncio.Task[None]
+                   ) -> tuple[int, PublishedRelease]:
+    """Compute and store; returns the stored release's key and content."""
     repo = JobRepository(session)
     job = await repo.get(job_id)
     assert job is not None
@@ -108,19 +113,20 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     tracker("store", 5 / 6)
     flusher.cancel()
     await write_progress(runtime.db, job_id, tracker)
-    await _store(session, series, job, publication, private_terms)
+    release_id = await _store(session, series, job, publication, private_terms)
     seconds = {"load": round(load_seconds, 4), **tracker.close()}
     await repo.finish(job, "succeeded", release_no=publication.release.release_no,
                       report=_jsonable(publication.report), phase_seconds=seconds,
                       phase="store", progress=1.0)
     _observe(series.method, publication, seconds)
     _log.info("job succeeded", release_no=publication.release.release_no, seconds=seconds)
+    return release_id, publication.release
 
 
 async def _store(session: AsyncSession, series: Series, job: Job, publication: Publication,
-                 private_terms: frozenset[str]) -> None:
+                 private_terms: frozenset[str]) -> int:
     release = publication.release
-    await store_publication(session, series_id=series.id, method=series.method,
+    model = await store_publication(session, series_id=series.id, method=series.method,
                             params=effective_params(series).for_method(series.method),
                             publication=publication, job_id=job.id)
     if publication.statistics_update:
@@ -129,6 +135,7 @@ async def _store(session: AsyncSession, series: Series, job: Job, publication: P
     if not private_terms <= set(series.private_terms):
         series.private_terms = sorted(private_terms)
     await session.flush()
+    return model.id
 
 
 async def _fail(runtime: Runtime, job_id: uuid.UUID, error: dict[str, Any],

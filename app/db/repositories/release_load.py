@@ -81,11 +81,18 @@ async def _load_uncached(
 ) -> list[core.PublishedRelease]:
     ids = [m.id for m in models]
     clusters = await _load_clusters(session, ids)
-    rows_by_cluster, term_ids = await _load_rows(session, ids)
-    names = await terms_by_id(session, term_ids)
+    packed_rows = await _load_rows(session, ids)
+    # Equal rows share one packed string: decode each distinct one once.
+    distinct = {row for rows in packed_rows.values() for row in rows}
+    decoded = {row: row.split(",") if row else [] for row in distinct}
+    wanted: set[str] = set()
+    for ids_ in decoded.values():
+        wanted.update(ids_)
+    names = {str(k): v for k, v in (await terms_by_id(session, map(int, wanted))).items()}
+    as_row = {row: tuple(map(names.__getitem__, ids_)) for row, ids_ in decoded.items()}
     by_release: dict[int, list[core.PublishedCluster]] = {i: [] for i in ids}
     for c in clusters:
-        rows = [tuple(names[t] for t in ids_) for ids_ in rows_by_cluster.get(c.pk, [])]
+        rows = [as_row[row] for row in packed_rows.get(c.pk, [])]
         by_release[c.release_id].append(
             core.PublishedCluster(c.cluster_id, rows, c.private_counts, c.global_share,
                                   c.counterfeits)
@@ -115,23 +122,25 @@ async def _load_clusters(session: AsyncSession, release_ids: list[int]) -> list[
         return [_ClusterRow(*row) for row in await cur.fetchall()]
 
 
-async def _load_rows(
-    session: AsyncSession, release_ids: list[int]
-) -> tuple[dict[int, list[list[int]]], set[int]]:
+async def _load_rows(session: AsyncSession, release_ids: list[int]) -> dict[int, list[str]]:
+    """Rows per cluster as packed term-id strings (``"3,17,42"``), aggregated server side
+    into one text line per cluster (``cluster_pk<TAB>row;row;...``) and read in blocks."""
     conn = await driver_connection(session)
-    rows: dict[int, list[list[int]]] = {}
-    term_ids: set[int] = set()
     statement = (
-        "COPY (SELECT cluster_pk, term_ids FROM published_rows "
-        f"WHERE release_id IN ({', '.join(str(int(i)) for i in release_ids)}) "
-        "ORDER BY cluster_pk, position) TO STDOUT (FORMAT BINARY)"
+        "COPY (SELECT r.cluster_pk, string_agg(array_to_string(r.term_ids, ','), ';' "
+        "ORDER BY r.position) FROM published_rows r JOIN clusters c ON c.id = r.cluster_pk "
+        f"WHERE c.release_id IN ({', '.join(str(int(i)) for i in release_ids)}) "
+        "GROUP BY r.cluster_pk) TO STDOUT"
     )
+    blocks: list[bytes] = []
     async with conn.cursor() as cur, cur.copy(statement) as copy:  # type: ignore[arg-type]
-        copy.set_types(["int8", "int4[]"])
-        async for cluster_pk, ids in copy.rows():
-            rows.setdefault(cluster_pk, []).append(ids)
-            term_ids.update(ids)
-    return rows, term_ids
+        async for block in copy:
+            blocks.append(bytes(block))
+    rows: dict[int, list[str]] = {}
+    for line in b"".join(blocks).decode().splitlines():
+        pk, _, packed = line.partition("\t")
+        rows[int(pk)] = packed.split(";")
+    return rows
 
 
 async def load_ledgers(

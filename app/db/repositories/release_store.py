@@ -1,7 +1,7 @@
 """Writing one publication: the release, its clusters, rows and ledgers, in bulk.
 
 Everything goes into the caller's transaction; clusters, rows, cluster ledgers and Wong's
-statistics are streamed with ``COPY ... FROM STDIN (FORMAT BINARY)``.
+statistics are streamed with ``COPY ... FROM STDIN`` in preformatted blocks.
 """
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Mapping
 
-from psycopg.types.json import Jsonb
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.model import Publication, PublishedRelease
+from app.db import copytext as ct
+from app.db.copytext import copy_rows
 from app.db.models import Release, ReleaseLedger
 from app.db.raw import driver_connection
 from app.db.repositories.terms import ensure_terms, row_hash
@@ -59,7 +60,7 @@ async def store_publication(
     )
     cluster_pks = await _allocate_cluster_ids(session, len(release.clusters))
     await _copy_clusters(session, model.id, release, cluster_pks)
-    await _copy_rows(session, model.id, release, cluster_pks, term_ids)
+    await _copy_rows(session, release, cluster_pks, term_ids)
     await _copy_ledgers(session, model.id, publication, cluster_pks)
     await session.flush()
     return model
@@ -76,56 +77,51 @@ async def _allocate_cluster_ids(session: AsyncSession, n: int) -> list[int]:
         return [int(r[0]) for r in await cur.fetchall()]
 
 
-async def _copy(
-    session: AsyncSession, statement: str, types: list[str], rows: Iterator[tuple[object, ...]]
-) -> None:
-    conn = await driver_connection(session)
-    async with conn.cursor() as cur, cur.copy(statement) as copy:  # type: ignore[arg-type]
-        copy.set_types(types)
-        for row in rows:
-            await copy.write_row(row)
+def _line(*cells: str | int) -> str:
+    return "\t".join(map(str, cells))
+
+
+async def _copy(session: AsyncSession, statement: str, lines: Iterator[str]) -> None:
+    await copy_rows(await driver_connection(session), statement, lines)
 
 
 async def _copy_clusters(
     session: AsyncSession, release_id: int, release: PublishedRelease, pks: list[int]
 ) -> None:
-    rows = (
-        (pk, release_id, position, c.cluster_id, c.size, Jsonb(c.private_counts),
-         Jsonb(c.global_share), c.counterfeits)
+    lines = (
+        _line(pk, release_id, position, ct.text(c.cluster_id), c.size,
+              ct.jsonb(c.private_counts), ct.jsonb(c.global_share), c.counterfeits)
         for position, (pk, c) in enumerate(zip(pks, release.clusters, strict=True))
     )
     await _copy(
         session,
         "COPY clusters (id, release_id, position, cluster_id, n_rows, private_counts, "
-        "global_share, counterfeits) FROM STDIN (FORMAT BINARY)",
-        ["int8", "int8", "int4", "text", "int4", "jsonb", "jsonb", "int4"],
-        rows,
+        "global_share, counterfeits) FROM STDIN",
+        lines,
     )
 
 
 async def _copy_rows(
     session: AsyncSession,
-    release_id: int,
     release: PublishedRelease,
     pks: list[int],
     term_ids: Mapping[str, int],
 ) -> None:
-    hashes: dict[tuple[str, ...], int] = {}
+    formatted: dict[tuple[str, ...], str] = {}
 
-    def rows() -> Iterator[tuple[object, ...]]:
+    def lines() -> Iterator[str]:
         for pk, cluster in zip(pks, release.clusters, strict=True):
             for position, row in enumerate(cluster.rows):
-                digest = hashes.get(row)
-                if digest is None:
-                    digest = hashes[row] = row_hash(row)
-                yield pk, position, release_id, [term_ids[t] for t in row], digest
+                cells = formatted.get(row)
+                if cells is None:
+                    ids = ct.int_array([term_ids[t] for t in row])
+                    cells = formatted[row] = f"{ids}\t{row_hash(row)}"
+                yield f"{pk}\t{position}\t{cells}"
 
     await _copy(
         session,
-        "COPY published_rows (cluster_pk, position, release_id, term_ids, terms_hash) "
-        "FROM STDIN (FORMAT BINARY)",
-        ["int8", "int4", "int8", "int4[]", "int8"],
-        rows(),
+        "COPY published_rows (cluster_pk, position, term_ids, terms_hash) FROM STDIN",
+        lines(),
     )
 
 
@@ -137,15 +133,14 @@ async def _copy_ledgers(
         raise ValueError(
             f"ledger has {len(ledgers)} clusters, release has {len(pks)}: core contract broken"
         )
-    rows = (
-        (pk, release_id, list(led.counterfeit_rows), led.bp, led.fp1, led.fp2,
-         list(led.individuals))
+    lines = (
+        _line(pk, release_id, ct.int_array(led.counterfeit_rows), led.bp, led.fp1, led.fp2,
+              ct.text_array(led.individuals))
         for pk, led in zip(pks, ledgers, strict=True)
     )
     await _copy(
         session,
         "COPY cluster_ledgers (cluster_pk, release_id, counterfeit_rows, bp, fp1, fp2, "
-        "individuals) FROM STDIN (FORMAT BINARY)",
-        ["int8", "int8", "int4[]", "int4", "int4", "int4", "text[]"],
-        rows,
+        "individuals) FROM STDIN",
+        lines,
     )

@@ -1,0 +1,5 @@
+"""``python -m app`` runs the ``serialpub`` command line."""
+
+from app.cli import main
+
+main()
