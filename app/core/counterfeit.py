@@ -6,8 +6,9 @@ the cluster. When the cluster cannot give one, the corpus' non-private terms are
 the whole series'. Terms are drawn with probability proportional to their count in the
 multiset, so counterfeits look like the cluster's rows.
 
-Decision: a counterfeit that no release holds yet is preferred, at the smallest size (up to
-three terms) where one exists; only when there is none is the minimal valid sample taken.
+Decision: a counterfeit that no release holds yet is preferred, at the smallest size where
+one exists (cluster terms first, then the corpus', then the series'); only when there is
+none anywhere is the minimal valid sample taken.
 A counterfeit identical to a row of another release would create an overlap of its own, and
 on click-stream corpora most single terms are somebody's row, so "minimal" alone would turn
 perturbation into a source of new composition attacks.
@@ -28,7 +29,6 @@ __all__ = ["CounterfeitFactory"]
 _CANDIDATES = 6
 _TRIES = 24
 _ENUMERATE_FROM = 10
-_FRESH_UP_TO = 3
 
 
 class CounterfeitFactory:
@@ -46,24 +46,30 @@ class CounterfeitFactory:
 
     def make(self, position: int, cluster: ClusterState) -> Row:
         """A counterfeit row for the cluster at ``position`` of the new release."""
-        pools: Iterator[Counter[str]] = iter(
-            (self._terms_of(position, cluster), self._corpus_terms, self._series())
-        )
-        for pool in pools:
-            row = self._sample(pool, cluster)
-            if row is not None:
-                return row
-        # Every subset of the series' terms is already a row of this cluster (tiny
-        # vocabularies). Definition 14 cannot hold; the empty set (a transaction with private
-        # terms only) is the next least informative row, else a sampled row is repeated.
-        if () not in cluster.counts:
-            return ()
-        return self._rng.choice(sorted(cluster.counts))
+        pools = (self._terms_of(position, cluster), self._corpus_terms, self._series())
+        return self._pick(pools, cluster)
 
     def make_global(self) -> Row:
         """A counterfeit drawn from the corpus' non-private terms (global composition, BP)."""
-        row = self._sample(self._corpus_terms, None) or self._sample(self._series(), None)
-        return row if row is not None else ()
+        return self._pick((self._corpus_terms, self._series()), None)
+
+    def _pick(self, pools: tuple[Counter[str], ...], cluster: ClusterState | None) -> Row:
+        minimal: Row | None = None
+        for pool in pools:
+            fresh, valid = self._sample(pool, cluster)
+            if fresh is not None:
+                return fresh
+            if minimal is None:
+                minimal = valid
+        if minimal is not None:
+            return minimal
+        # Every subset of the series' terms is already a row of this cluster (tiny
+        # vocabularies). Definition 14 cannot hold; the empty set (a transaction with private
+        # terms only) is the next least informative row, else a sampled row is repeated.
+        taken = cluster.counts if cluster is not None else {}
+        if () not in taken:
+            return ()
+        return self._rng.choice(sorted(taken))
 
     def _terms_of(self, position: int, cluster: ClusterState) -> Counter[str]:
         found = self._cluster_terms.get(position)
@@ -81,26 +87,23 @@ class CounterfeitFactory:
                         self._series_terms[term] += mult
         return self._series_terms
 
-    def _sample(self, pool: Counter[str], cluster: ClusterState | None) -> Row | None:
+    def _sample(
+        self, pool: Counter[str], cluster: ClusterState | None
+    ) -> tuple[Row | None, Row | None]:
+        """(a valid row no release holds, of the smallest such size; the minimal valid row)."""
         if not pool:
-            return None
+            return None, None
         terms = sorted(pool)
-        first_valid: Row | None = None
-        for size in range(1, min(len(terms), _FRESH_UP_TO) + 1):
+        minimal: Row | None = None
+        for size in range(1, len(terms) + 1):
             candidates = self._candidates(pool, terms, size, cluster)
             valid = list(itertools.islice(candidates, _CANDIDATES))
-            fresh = [row for row in valid if not self._state.holders(row)]
-            if fresh:
-                return fresh[0]
-            if first_valid is None and valid:
-                first_valid = valid[0]
-        if first_valid is not None:
-            return first_valid
-        for size in range(_FRESH_UP_TO + 1, len(terms) + 1):
-            valid = list(itertools.islice(self._candidates(pool, terms, size, cluster), 1))
-            if valid:
-                return valid[0]
-        return None
+            for row in valid:
+                if not self._state.holders(row):
+                    return row, minimal or row
+            if minimal is None and valid:
+                minimal = valid[0]
+        return None, minimal
 
     def _candidates(
         self, pool: Counter[str], terms: list[str], size: int, cluster: ClusterState | None

@@ -18,7 +18,7 @@ from app.core.state import ClusterState, SeriesState
 
 __all__ = ["Perturber"]
 
-_FP1_GUARD = 64
+_FP1_GUARD = 16
 
 
 def _needs(needs: dict[str, int], s: str, value: int) -> None:
@@ -145,14 +145,19 @@ class Perturber:
         """FP1 (Proposition 2, Lemma 5, formulas 19-20), rechecked until every overlap passes."""
         added = 0
         for c in range(len(self.release.clusters)):
+            previous = None
             for _ in range(_FP1_GUARD):
                 need_s, need_sbar = self._fp1_needs(c)
                 terms = {*need_s, *need_sbar}
                 rows = max((need_s.get(s, 0) + need_sbar.get(s, 0) for s in terms), default=0)
-                if not rows:
+                if not rows or (previous is not None and rows >= previous):
+                    # Done, or no progress: a range that counterfeits cannot widen (an overlap
+                    # holding more copies than true rows) is left to FP2 and the checked
+                    # post-condition, which judge the rows' actual risk.
                     break
                 self.add(c, rows, need_s, "fp1")
                 added += rows
+                previous = rows
         return added
 
     def _fp1_needs(self, c: int) -> tuple[dict[str, int], dict[str, int]]:

@@ -22,6 +22,11 @@ __all__ = ["Repairer"]
 
 Violation = tuple[ClusterRef, tuple[str, ...], str, float, str]
 
+#: Rounds without fewer or milder violations after which repairing is judged futile: some
+#: risks cannot be lowered from the new release (an earlier release wholly inside it pins the
+#: copies of s in the overlap), and counterfeits would only pile up.
+_STALL_ROUNDS = 12
+
 
 class Repairer:
     """Finds rows over ``r_th`` anywhere in the series and adds counterfeits to mend them."""
@@ -49,17 +54,24 @@ class Repairer:
     def run(self, max_rounds: int, progress: Callable[[float], None]) -> tuple[int, int]:
         """Repair until no row is over ``r_th``; returns (rounds, counterfeits added)."""
         added = 0
+        best: tuple[int, float] | None = None
+        stalled = 0
         for round_no in range(max_rounds + 1):
             progress(min(round_no / max(max_rounds, 1), 1.0))
             found = self.violations()
             if not found:
                 return round_no, added
-            if round_no == max_rounds:
+            score = (len(found), max(v[3] for v in found))
+            if best is None or score < best:
+                best, stalled = score, 0
+            else:
+                stalled += 1
+            if round_no == max_rounds or stalled >= _STALL_ROUNDS:
                 break
             added += self._mend(found)
         worst = sorted(found, key=lambda v: -v[3])[:10]
         raise PublicationFailed(
-            f"the series is not serially preserving after {max_rounds} repair rounds: "
+            f"the series is not serially preserving after {round_no} repair rounds: "
             f"{len(found)} rows over r_th = {self.r_th}; nothing was stored",
             {
                 "rows_over_threshold": len(found),

@@ -60,9 +60,12 @@ __all__ = [
 ]
 
 Entry = tuple[int, int]
+#: ``(prod_j (n_j - n_{j,s}), prod_j n_j)`` over a past: all Lemma 4 and Theorem 1 need.
+Products = tuple[int, int]
+NO_PAST: Products = (1, 1)
 
 
-def _products(entries: Iterable[Sequence[int]]) -> tuple[int, int]:
+def _products(entries: Iterable[Sequence[int]]) -> Products:
     """``(prod_j (n_j - n_{j,s}), prod_j n_j)`` over the entries with ``n_{j,s} > 0``."""
     kept, total = 1, 1
     for n_j, n_js in entries:
@@ -108,8 +111,9 @@ def within_guarantee(entries: Sequence[Entry], l: int) -> bool:  # noqa: E741 - 
     return l * (total - kept) <= total
 
 
-def _minimum_exact(past: Iterable[Sequence[int]], l: int) -> Fraction | None:  # noqa: E741
-    kept, total = _products(past)
+def _minimum_exact(past: Products, l: int) -> Fraction | None:  # noqa: E741
+    """Theorem 1 from the products ``(prod (n_j - n_{j,s}), prod n_j)``; None if infeasible."""
+    kept, total = past
     denominator = l * kept - (l - 1) * total
     if denominator <= 0:
         return None
@@ -138,7 +142,7 @@ def minimum_ratio(past: Sequence[Entry], l: int) -> float:  # noqa: E741 - the p
     >>> minimum_ratio([], 2), minimum_ratio([(2, 1)], 2)
     (2.0, inf)
     """
-    ratio = _minimum_exact(past, l)
+    ratio = _minimum_exact(_products(past), l)
     return math.inf if ratio is None else float(ratio)
 
 
@@ -165,7 +169,7 @@ def geometric_ratio(past: Sequence[Entry], l: int, alpha: float) -> float:  # no
     return alpha * minimum_ratio(past, l)
 
 
-def _required_exact(past: Iterable[Sequence[int]], params: PublishParams) -> Fraction | None:
+def _required_exact(past: Products, params: PublishParams) -> Fraction | None:
     minimum = _minimum_exact(past, params.l)
     if minimum is None:
         return None
@@ -191,7 +195,7 @@ def required_ratio(past: Sequence[Entry], params: PublishParams) -> float:
     >>> required_ratio([(4, 1), (4, 1)], PublishParams(l=2, k_prime=2))
     9.0
     """
-    ratio = _required_exact(past, params)
+    ratio = _required_exact(_products(past), params)
     return math.inf if ratio is None else float(ratio)
 
 
@@ -223,23 +227,40 @@ def _individual_keys(corpus: Sequence[Transaction]) -> list[str]:
     return keys
 
 
-def _member_needs(
+def _member_pasts(
     keys: Sequence[str],
     statistics: Mapping[str, Mapping[str, Sequence[Sequence[int]]]],
-    params: PublishParams,
-    base: Need,
-) -> list[dict[str, Need]]:
-    """Per transaction, the terms whose requirement exceeds the base one (memoised by past)."""
-    cache: dict[tuple[tuple[int, int], ...], Need] = {}
-    needs: list[dict[str, Need]] = []
+    present: frozenset[str],
+) -> list[dict[str, Products]]:
+    """Per transaction, the statistics file m(o, s) as products, for the terms of this corpus.
+
+    A term with no copy in the corpus can be in no group, so its past does not matter here.
+    """
+    pasts: list[dict[str, Products]] = []
     for key in keys:
+        stats = statistics.get(key)
+        if not stats:
+            pasts.append({})
+            continue
+        terms = present & stats.keys() if len(stats) > len(present) else stats.keys() & present
+        pasts.append({term: _products(stats[term]) for term in terms})
+    return pasts
+
+
+def _member_needs(
+    pasts: Sequence[Mapping[str, Products]], params: PublishParams, base: Need
+) -> list[dict[str, Need]]:
+    """Per transaction, the terms whose requirement exceeds the base one (memoised)."""
+    cache: dict[Products, Need] = {}
+    needs: list[dict[str, Need]] = []
+    for past in pasts:
         own: dict[str, Need] = {}
-        for term, past in statistics.get(key, {}).items():
-            frozen = tuple((int(n), int(ns)) for n, ns in past)
-            if frozen not in cache:
-                cache[frozen] = _need(_required_exact(frozen, params))
-            if cache[frozen].exceeds(base):
-                own[term] = cache[frozen]
+        for term, products in past.items():
+            need = cache.get(products)
+            if need is None:
+                need = cache[products] = _need(_required_exact(products, params))
+            if need.exceeds(base):
+                own[term] = need
         needs.append(own)
     return needs
 
@@ -288,8 +309,10 @@ def publish_wong(
     keys = _individual_keys(corpus)
     private = [t.terms & private_terms for t in corpus]
     nonprivate = [t.terms - private_terms for t in corpus]
-    base = _need(_required_exact((), params))
-    needs = _member_needs(keys, history.statistics, params, base)
+    base = _need(_required_exact(NO_PAST, params))
+    present = frozenset().union(*private)
+    pasts = _member_pasts(keys, history.statistics, present)
+    needs = _member_needs(pasts, params, base)
     runs = _initial_runs(corpus, nonprivate, params.cluster_size)
     outcome = form_groups(runs, nonprivate, private, needs, base)
     report("anony", 1.0)
@@ -298,7 +321,7 @@ def publish_wong(
     )
     ledger.suppressed = dict(sorted(outcome.suppressed.items()))
     report("verify", 0.0)
-    worst = _verify(outcome.groups, keys, history.statistics, params.l)
+    worst = _verify(outcome.groups, pasts, params.l)
     report("verify", 1.0)
     sizes = [g.size for g in outcome.groups]
     summary: dict[str, object] = {
@@ -364,8 +387,7 @@ def _assemble(
 
 def _verify(
     groups: Sequence[Group],
-    keys: Sequence[str],
-    statistics: Mapping[str, Mapping[str, Sequence[Sequence[int]]]],
+    pasts: Sequence[Mapping[str, Products]],
     l: int,  # noqa: E741 - the paper's ℓ
 ) -> float:
     """Check ``p(o, s, k) <= 1/l`` for every pair this release links; return the largest p.
@@ -375,23 +397,23 @@ def _verify(
     """
     worst = 0.0
     for group in groups:
+        n = group.size
         for term, c in group.counts.items():
-            worst = max(worst, _checked(term, ((group.size, c),), l))
+            worst = max(worst, _checked(term, NO_PAST, n, c, l))
         for i in group.members:
-            past_terms = statistics.get(keys[i])
-            if not past_terms:
-                continue
-            for term in past_terms.keys() & group.counts.keys():
-                past = tuple((int(n), int(ns)) for n, ns in past_terms[term])
-                entries = (*past, (group.size, group.counts[term]))
-                worst = max(worst, _checked(term, entries, l))
+            past = pasts[i]
+            if past:
+                for term in past.keys() & group.counts.keys():
+                    worst = max(worst, _checked(term, past[term], n, group.counts[term], l))
     return worst
 
 
-def _checked(term: str, entries: Sequence[Entry], l: int) -> float:  # noqa: E741
-    if not within_guarantee(entries, l):
+def _checked(term: str, past: Products, n: int, c: int, l: int) -> float:  # noqa: E741
+    """Lemma 4 with this release's ``(n, c)`` appended, checked exactly against ``1/l``."""
+    kept, total = past[0] * (n - c), past[1] * n
+    if l * (total - kept) > total:
         raise PublicationFailed(
             f"breach probability of a member for {term!r} would exceed 1/{l}",
-            {"term": term, "entries": [list(e) for e in entries]},
+            {"term": term, "group_size": n, "copies": c},
         )
-    return breach_probability(entries)
+    return (total - kept) / total

@@ -21,7 +21,11 @@ Decisions taken by the team where the paper is silent (see each function):
 - a likelihood pair ``(0, 0)`` is infeasible; an overlap with no feasible pair, or with an empty
   range ``[r1, r2]``, is skipped (uninformative);
 - any chosen pair with ``L0 = 0`` (certain evidence of s) makes ``beta = 1``, even if another
-  has ``L1 = 0``; otherwise any ``L1 = 0`` makes ``beta = 0``; an empty cover gives the prior.
+  has ``L1 = 0``; otherwise any ``L1 = 0`` makes ``beta = 0``; an empty cover gives the prior;
+- a non-private set links two clusters only when each of their releases holds it in a single
+  cluster (:func:`cluster_cover`);
+- the global composition compares the release with each other whole release on its own and
+  keeps the highest posterior (:func:`posteriors`).
 """
 
 from __future__ import annotations
