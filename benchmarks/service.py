@@ -35,6 +35,21 @@ DATA = Path(os.environ.get("SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webvie
 TOKEN = "bench-admin-token-0123456789"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 PHASES = ("load", "anony", "bp", "fp1", "fp2", "verify", "store")
+SERVER_PID = [0]
+
+
+def _server_cpu() -> float:
+    """CPU seconds used so far by the server process (and its children: uvicorn workers)."""
+    import psutil
+
+    process = psutil.Process(SERVER_PID[0])
+    total = 0.0
+    for p in (process, *process.children(recursive=True)):
+        if "postgres" in p.name():
+            continue
+        times = p.cpu_times()
+        total += times.user + times.system
+    return total
 
 
 def _free_port() -> int:
@@ -44,7 +59,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def server(database_url: str | None) -> Iterator[str]:
+def server(database_url: str | None, log: Path | None = None, workers: int = 1) -> Iterator[str]:
     port = _free_port()
     env = {**os.environ, "SERIALPUB_ADMIN_TOKEN": TOKEN, "SERIALPUB_LOG_LEVEL": "WARNING"}
     with tempfile.TemporaryDirectory(prefix="serialpub-bench-") as tmp:
@@ -53,13 +68,16 @@ def server(database_url: str | None) -> Iterator[str]:
             env["DATABASE_URL"] = database_url
         else:
             env.pop("DATABASE_URL", None)
+        sink = log.open("wb") if log else subprocess.DEVNULL
         process = subprocess.Popen(
-            [sys.executable, "-m", "app", "serve", "--port", str(port)], env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [sys.executable, "-m", "app", "serve", "--port", str(port), "--workers", str(workers)],
+            env=env,
+            stdout=sink, stderr=sink,
         )
         try:
             base = f"http://127.0.0.1:{port}"
             _wait_ready(base, process)
+            SERVER_PID[0] = process.pid
             yield base
         finally:
             process.terminate()
@@ -129,31 +147,65 @@ async def upload(client: httpx.AsyncClient, name: str, lines: list[bytes]) -> di
             "upload": posted - started, "total": done - started, "phases": job["phase_seconds"]}
 
 
-async def read_load(client: httpx.AsyncClient, url: str, clients: int,
-                    requests: int) -> dict[str, float]:
-    """``requests`` GETs of ``url`` by ``clients`` concurrent clients."""
+class RawClient:
+    """A minimal keep-alive HTTP/1.1 GET client: reads Content-Length bytes without parsing
+    them, so that the load generator does not eat the CPU the server is measured on."""
+
+    def __init__(self, base: str) -> None:
+        host, _, port = base.removeprefix("http://").partition(":")
+        self.host, self.port = host, int(port)
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def get(self, path: str) -> int:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        auth = ADMIN["Authorization"]
+        self.writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n"
+                          f"Authorization: {auth}\r\n\r\n".encode())
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        await self.reader.readexactly(length)
+        return status
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            await self.writer.wait_closed()
+
+
+async def read_load(base: str, url: str, clients: int, requests: int) -> dict[str, float]:
+    """``requests`` GETs of ``url`` by ``clients`` concurrent keep-alive connections."""
     latencies: list[float] = []
     remaining = iter(range(requests))
 
     async def one_client() -> None:
-        for _ in remaining:
-            started = time.perf_counter()
-            response = await client.get(url, headers=ADMIN)
-            response.raise_for_status()
-            latencies.append(time.perf_counter() - started)
+        raw = RawClient(base)
+        try:
+            for _ in remaining:
+                started = time.perf_counter()
+                if await raw.get(url) != 200:
+                    raise SystemExit(f"GET {url} failed")
+                latencies.append(time.perf_counter() - started)
+        finally:
+            await raw.close()
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _server_cpu()
     await asyncio.gather(*(one_client() for _ in range(clients)))
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, _server_cpu() - cpu
     latencies.sort()
     return {"p50_ms": 1000 * statistics.median(latencies),
             "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
-            "rps": len(latencies) / wall, "requests": len(latencies)}
+            "rps": len(latencies) / wall, "requests": len(latencies),
+            "server_cpu_ms": 1000 * cpu / len(latencies)}
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=args.clients + 5)
-    with server(args.database_url) as base:
+    with server(args.database_url, args.server_log, args.server_workers) as base:
         async with httpx.AsyncClient(base_url=base, timeout=3600, limits=limits) as client:
             full = corpus_lines(1.0, 0)
             await _create_series(client, "bms", full, {"cluster_size": 10, "seed": 7})
@@ -169,7 +221,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             cold = time.perf_counter()
             body = (await client.get(url, headers=ADMIN)).content
             cold_ms = 1000 * (time.perf_counter() - cold)
-            reads = await read_load(client, url, args.clients, args.requests)
+            reads = await read_load(base, url, args.clients, args.requests)
             reads.update(cold_ms=cold_ms, bytes=len(body), rows=read_release["rows"])
     return {"uploads": uploads, "reads": reads}
 
@@ -192,8 +244,9 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> str:
         "## Service",
         "",
         f"`python -m benchmarks.service --releases {args.releases} --clients {args.clients} "
-        f"--requests {args.requests}` on {os.cpu_count()} cores, one uvicorn process with the "
-        "in-process worker, embedded PostgreSQL unless stated. Seconds; BMS-WebView-2 as "
+        f"--requests {args.requests} --server-workers {args.server_workers}` on "
+        f"{os.cpu_count()} cores, {args.server_workers} uvicorn process(es), each with its "
+        "in-process job worker, embedded PostgreSQL unless stated. Seconds; BMS-WebView-2 as "
         "`text/plain` (release 1: the whole file; later releases: a seeded "
         f"{args.fraction:.0%} sample), sanony, 10% of the items private, default r_th.",
         "",
@@ -208,7 +261,9 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> str:
         f"GET of a {r['rows']:,}-row release ({r['bytes'] / 1024:.0f} KiB JSON) by "
         f"{args.clients} concurrent clients, {r['requests']} requests: p50 "
         f"{r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms, {r['rps']:.0f} requests/s "
-        f"(first, uncached read: {r['cold_ms']:.0f} ms).",
+        f"(first, uncached read: {r['cold_ms']:.0f} ms); the server spent "
+        f"{r['server_cpu_ms']:.1f} ms of CPU per request. The clients are raw keep-alive "
+        "HTTP/1.1 connections on the same machine, sharing its cores.",
         "",
     ]
     return "\n".join(lines)
@@ -234,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--read-rows", type=int, default=10_000)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--write", type=Path, default=None)
+    parser.add_argument("--server-log", type=Path, default=None)
+    parser.add_argument("--server-workers", type=int, default=1)
     args = parser.parse_args(argv)
     if not DATA.exists():
         print(f"{DATA} is missing; set SERIALPUB_BENCH_DATA", file=sys.stderr)

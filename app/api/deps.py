@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.runtime import Runtime
 from app.services.auth import Principal, authenticate
 
-__all__ = ["RuntimeDep", "SessionDep", "PrincipalDep", "get_runtime", "get_session",
-           "get_principal"]
+__all__ = ["RuntimeDep", "SessionDep", "PrincipalDep", "StandalonePrincipalDep", "get_runtime",
+           "get_session", "get_principal", "get_principal_standalone"]
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer KEY`")
 
@@ -36,14 +36,24 @@ async def get_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
 
 
-async def get_principal(
-    runtime: RuntimeDep,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> Principal:
-    """The caller's key (401 when missing or unknown); looked up in its own short session."""
-    header = f"{credentials.scheme} {credentials.credentials}" if credentials else None
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+def _header(credentials: HTTPAuthorizationCredentials | None) -> str | None:
+    return f"{credentials.scheme} {credentials.credentials}" if credentials else None
+
+
+async def get_principal(session: SessionDep, credentials: Credentials) -> Principal:
+    """The caller's key (401 when missing or unknown), in the request's session."""
+    return await authenticate(session, _header(credentials))
+
+
+async def get_principal_standalone(runtime: RuntimeDep, credentials: Credentials) -> Principal:
+    """The same in a short session of its own, for routes that must not hold a connection
+    while they read a long body."""
     async with runtime.db.session() as session:
-        return await authenticate(session, header)
+        return await authenticate(session, _header(credentials))
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+StandalonePrincipalDep = Annotated[Principal, Depends(get_principal_standalone)]

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from app.api.deps import PrincipalDep, RuntimeDep, SessionDep
+from app.api.deps import PrincipalDep, RuntimeDep, SessionDep, StandalonePrincipalDep
 from app.api.openapi import RELEASE_BODY
 from app.errors import PayloadTooLarge, Unprocessable
 from app.runtime import Runtime
@@ -43,7 +43,7 @@ async def post_release(
     name: str,
     request: Request,
     runtime: RuntimeDep,
-    principal: PrincipalDep,
+    principal: StandalonePrincipalDep,
     wait: bool = False,
     dry_run: bool = False,
     label: Annotated[str | None, Query(max_length=200)] = None,
