@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -27,13 +28,19 @@ def _database_url() -> str:
     return url
 
 
-def _migrate(url: str) -> None:
-    from pathlib import Path
+def _alembic_root() -> Path:
+    """The repository (a checkout) or the working directory (the image copies them there)."""
+    for root in (Path(__file__).resolve().parents[1], Path.cwd()):
+        if (root / "alembic.ini").exists() and (root / "migrations").is_dir():
+            return root
+    raise typer.BadParameter("alembic.ini and migrations/ not found (run from the project)")
 
+
+def _migrate(url: str) -> None:
     from alembic import command
     from alembic.config import Config
 
-    root = Path(__file__).resolve().parents[1]
+    root = _alembic_root()
     config = Config(str(root / "alembic.ini"))
     config.set_main_option("script_location", str(root / "migrations"))
     config.attributes["url"] = url
