@@ -43,6 +43,7 @@ class CounterfeitFactory:
         self._corpus_terms = corpus_terms
         self._series_terms: Counter[str] | None = None
         self._cluster_terms: dict[int, Counter[str]] = {}
+        self._cumulative: dict[int, list[int]] = {}
 
     def make(self, position: int, cluster: ClusterState) -> Row:
         """A counterfeit row for the cluster at ``position`` of the new release."""
@@ -116,11 +117,24 @@ class CounterfeitFactory:
                 yield row
 
     def _draws(self, pool: Counter[str], terms: list[str], size: int) -> Iterable[Row]:
-        # Weighted sampling without replacement (Efraimidis-Spirakis keys u^(1/w)).
+        # Terms drawn with probability proportional to their count, without repeats.
+        weights = self._weights(pool, terms)
         for _ in range(_TRIES):
-            keyed = sorted(terms, key=lambda t: -(self._rng.random() ** (1.0 / pool[t])))
-            yield tuple(sorted(keyed[:size]))
+            drawn: set[str] = set()
+            for term in self._rng.choices(terms, cum_weights=weights, k=4 * size):
+                drawn.add(term)
+                if len(drawn) == size:
+                    yield tuple(sorted(drawn))
+                    break
         if len(terms) <= _ENUMERATE_FROM or size == 1:
             ordered = sorted(terms, key=lambda t: -(self._rng.random() ** (1.0 / pool[t])))
             for combo in itertools.combinations(ordered[: _ENUMERATE_FROM * 2], size):
                 yield tuple(sorted(combo))
+
+    def _weights(self, pool: Counter[str], terms: list[str]) -> list[int]:
+        key = id(pool)
+        cached = self._cumulative.get(key)
+        if cached is None or len(cached) != len(terms):
+            cached = list(itertools.accumulate(pool[t] for t in terms))
+            self._cumulative[key] = cached
+        return cached

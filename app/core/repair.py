@@ -38,18 +38,34 @@ class Repairer:
         self.r_th = r_th
 
     def violations(self) -> list[Violation]:
-        """Rows over ``r_th``: the new release in full; published releases where they changed
-        (clusters overlapping the new release, and the global composition of every row)."""
+        """Rows over ``r_th``: the new release in full; published releases where they changed.
+
+        A published cluster's posterior changes only through its overlaps with the new
+        release, and a *safe* overlap (Lemma 3: its range holds the cluster's whole s-range)
+        has likelihood ratio exactly 1 for either z. Published clusters whose overlaps with
+        the new release are all safe keep the risk verified when they were published, so only
+        the others are recomputed; the global composition is recomputed for every row.
+        """
         found = violating_rows(self.state, self.j, self.r_th)
-        touched: dict[int, set[int]] = {}
-        for row in self.state.releases[self.j].row_counts:
-            for k, d in self.state.holders(row):
-                if k != self.j:
-                    touched.setdefault(k, set()).add(d)
+        touched = self._unsafe_published_clusters()
         for k in range(len(self.state.releases)):
             if k != self.j:
                 found.extend(violating_rows(self.state, k, self.r_th, sorted(touched.get(k, ()))))
         return found
+
+    def _unsafe_published_clusters(self) -> dict[int, set[int]]:
+        touched: dict[int, set[int]] = {}
+        for c in range(len(self.state.releases[self.j].clusters)):
+            new = self.state.cluster((self.j, c))
+            for overlap in cluster_cover(self.state, (self.j, c), releases=range(self.j)):
+                old = self.state.cluster(overlap.other)
+                for s in new.terms() | old.terms():
+                    f_new = s_range(new.n_s(s), new.n, overlap.size)
+                    f_old = s_range(old.n_s(s), old.n, overlap.size)
+                    if f_new[0] > f_old[0] or f_new[1] < f_old[1]:
+                        touched.setdefault(overlap.other[0], set()).add(overlap.other[1])
+                        break
+        return touched
 
     def run(self, max_rounds: int, progress: Callable[[float], None]) -> tuple[int, int]:
         """Repair until no row is over ``r_th``; returns (rounds, counterfeits added)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from app.core.likelihood import log_likelihood_ratio
 from app.core.model import PublishedRelease, Row
 from app.core.overlap import cluster_cover, overlap_range, release_overlap
-from app.core.posterior import Evidence, best_ratio
+from app.core.posterior import Evidence, best_ratio, posterior
 from app.core.state import ClusterRef, SeriesState
 
 __all__ = [
@@ -100,34 +100,39 @@ def cluster_posteriors(state: SeriesState, ref: ClusterRef) -> dict[Row, dict[st
         return {}
     cover = cluster_cover(state, ref)
     n = cluster.n
+    # Which overlaps hold each row, and the row's z code there (independent of s).
+    membership: dict[Row, list[tuple[int, int]]] = {}
+    for i, overlap in enumerate(cover):
+        for row, shared in overlap.rows.items():
+            membership.setdefault(row, []).append((i, _z_code(shared, cluster.counts[row])))
+    others = [state.cluster(overlap.other) for overlap in cover]
     result: dict[Row, dict[str, float]] = {row: {} for row in cluster.counts}
     for s in terms:
         n_s = cluster.n_s(s)
         alpha = n_s / n
         base = Evidence()
         ratios: list[tuple[float, float] | None] = []
-        for overlap in cover:
-            other = state.cluster(overlap.other)
+        for overlap, other in zip(cover, others, strict=True):
             found = overlap_range(n_s, n, other.n_s(s), other.n, overlap.size)
             if found is None:
                 ratios.append(None)
                 continue
             r1, r2 = found
             lr0 = log_likelihood_ratio(n_s, n, overlap.size, r1, r2, 0)
-            lr1 = log_likelihood_ratio(n_s, n, overlap.size, r1, r2, 1)
-            ratios.append((lr0, lr1))
+            ratios.append((lr0, log_likelihood_ratio(n_s, n, overlap.size, r1, r2, 1)))
             base.add(lr0)
-        for row, mult in cluster.counts.items():
-            evidence = base
-            for i, overlap in enumerate(cover):
+        outside = base.posterior(alpha)
+        for row in cluster.counts:
+            held = membership.get(row)
+            if not held:
+                result[row][s] = outside
+                continue
+            evidence = base.copy()
+            for i, code in held:
                 pair = ratios[i]
-                shared = overlap.rows.get(row, 0)
-                if pair is None or not shared:
-                    continue
-                if evidence is base:
-                    evidence = base.copy()
-                evidence.add(pair[0], -1)
-                evidence.add(_choose(pair[0], pair[1], _z_code(shared, mult)))
+                if pair is not None:
+                    evidence.add(pair[0], -1)
+                    evidence.add(_choose(pair[0], pair[1], code))
             result[row][s] = evidence.posterior(alpha)
     return result
 
@@ -152,30 +157,31 @@ def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
         pattern_of[row] = patterns.setdefault(key, len(patterns))
     totals = release.totals()
     n = release.n
+    sides = [
+        (state.releases[k].totals(), state.releases[k].n, sum(ov.values()))
+        for k, ov in zip(others, overlaps, strict=True)
+    ]
     betas: list[dict[str, float]] = [{} for _ in patterns]
+    keys = list(patterns.items())
     for s, n_s in totals.items():
-        pairs: list[tuple[float, float] | None] = []
-        for k, ov in zip(others, overlaps, strict=True):
-            other = state.releases[k]
-            o = sum(ov.values())
-            found = overlap_range(n_s, n, other.totals().get(s, 0), other.n, o) if o else None
-            if found is None:
-                pairs.append(None)
-                continue
-            pairs.append(
-                (
-                    log_likelihood_ratio(n_s, n, o, found[0], found[1], 0),
-                    log_likelihood_ratio(n_s, n, o, found[0], found[1], 1),
-                )
-            )
         alpha = n_s / n
-        for key, p in patterns.items():
+        # β against each other release on its own, for each z code (0, 1, either).
+        by_code: list[tuple[float, float, float] | None] = []
+        for other_totals, other_n, o in sides:
+            found = overlap_range(n_s, n, other_totals.get(s, 0), other_n, o) if o else None
+            if found is None:
+                by_code.append(None)
+                continue
+            lr0 = log_likelihood_ratio(n_s, n, o, found[0], found[1], 0)
+            lr1 = log_likelihood_ratio(n_s, n, o, found[0], found[1], 1)
+            by_code.append(tuple(  # type: ignore[arg-type]
+                max(alpha, posterior(alpha, (_choose(lr0, lr1, code),))) for code in (0, 1, 2)
+            ))
+        for key, p in keys:
             beta = alpha
-            for code, pair in zip(key, pairs, strict=True):
-                if pair is not None:
-                    evidence = Evidence()
-                    evidence.add(_choose(pair[0], pair[1], code))
-                    beta = max(beta, evidence.posterior(alpha))
+            for code, betas_k in zip(key, by_code, strict=True):
+                if betas_k is not None and betas_k[code] > beta:
+                    beta = betas_k[code]
             betas[p][s] = beta
     return GlobalPosteriors(pattern_of, betas)
 

@@ -92,15 +92,15 @@ class ReleaseState:
     global_bag: Counter[str]
     rates: dict[str, float]
     row_counts: Counter[Row] = field(default_factory=Counter)
+    #: ``N(T*)``: rows of every cluster, counterfeits included (kept up to date by
+    #: :meth:`SeriesState.add_row`).
+    n: int = 0
 
     def __post_init__(self) -> None:
         if not self.row_counts:
             for cluster in self.clusters:
                 self.row_counts.update(cluster.counts)
-
-    @property
-    def n(self) -> int:
-        return sum(c.n for c in self.clusters)
+        self.n = sum(self.row_counts.values())
 
     def totals(self) -> Counter[str]:
         """``N(s, T*)`` for global composition: cluster segments plus global bag (2.3.2)."""
@@ -151,6 +151,7 @@ class SeriesState:
         cluster.rows.append(row)
         cluster.counts[row] += 1
         self.releases[ref[0]].row_counts[row] += 1
+        self.releases[ref[0]].n += 1
         self.index.setdefault(row, set()).add(ref)
 
     def holders(self, row: Row) -> set[ClusterRef]:

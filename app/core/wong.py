@@ -251,16 +251,17 @@ def _member_needs(
     pasts: Sequence[Mapping[str, Products]], params: PublishParams, base: Need
 ) -> list[dict[str, Need]]:
     """Per transaction, the terms whose requirement exceeds the base one (memoised)."""
-    cache: dict[Products, Need] = {}
+    cache: dict[Products, Need | None] = {}  # None: no more than the base
     needs: list[dict[str, Need]] = []
     for past in pasts:
         own: dict[str, Need] = {}
         for term, products in past.items():
-            need = cache.get(products)
-            if need is None:
-                need = cache[products] = _need(_required_exact(products, params))
-            if need.exceeds(base):
-                own[term] = need
+            if products not in cache:
+                need = _need(_required_exact(products, params))
+                cache[products] = need if need.exceeds(base) else None
+            raised = cache[products]
+            if raised is not None:
+                own[term] = raised
         needs.append(own)
     return needs
 
