@@ -280,7 +280,8 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> str:
         "(load + store) / (load + store + computation), target at most 25%. A worker keeps the "
         "releases it stored in memory, so `load` of release 2 reads no rows; "
         + (f"from a cold start, a dry run against the {len(result['uploads'])} stored releases "
-           f"(reading all their rows from PostgreSQL) took {result['cold_load']:.2f} s."
+           "(reading all their rows from PostgreSQL, then a trivial publication and its serial "
+           f"risk against them) took {result['cold_load']:.2f} s."
            if "cold_load" in result else ""),
         "",
         f"GET of a {r['rows']:,}-row release ({r['bytes'] / 1024:.0f} KiB JSON) by "
