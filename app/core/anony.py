@@ -9,7 +9,8 @@ Terms are independent of each other, so each private term is sanitised and refin
 own, over the clusters as numpy vectors.
 
 ``J_s(C) = round(N(C) * N(s, C_g) / N(T))`` rounds half to even (Python's and numpy's
-``round``), as note 6 of the paper allows.
+``round``), as note 6 of the paper allows. The published global share ``N(s, C_ol)`` is
+``J_s(C)`` capped at what keeps ``γ_s(C) <= r_th``: rounding must not break the guarantee.
 """
 
 from __future__ import annotations
@@ -162,7 +163,13 @@ def anonymise(
             private_counts[c][s] = int(counts[c])
         if in_bag:
             global_bag[s] = in_bag
-            share = global_shares(sizes, in_bag, n_rows)
+            # Rounding J_s up can alone exceed r_th (three clusters of one row sharing a bag
+            # of two copies: J = round(2/3) = 1 each); the published share is capped so that
+            # every published cluster stays s-preserving (decision, formula 4).
+            share = np.minimum(
+                global_shares(sizes, in_bag, n_rows),
+                np.maximum(_allowed(sizes, limit) - counts, 0),
+            )
             for c in np.flatnonzero(share):
                 shares[c][s] = int(share[c])
     clusters = [

@@ -145,8 +145,7 @@ def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
     were independent (formula 12) counts the same evidence once per release: whole releases
     share most of their rows, so the product grows with the length of the series, not with
     what the adversary learns (a term new in this release would reach a risk of
-    ``Π N/(N - o_k)``, 13 on BMS-WebView-1 after five releases, for a single copy).
-    A prior of ``α`` is the floor: no comparison can lower the reported risk."""
+    ``Π N/(N - o_k)``, 13 on BMS-WebView-1 after five releases, for a single copy)."""
     release = state.releases[j]
     others = [k for k in range(len(state.releases)) if k != j]
     overlaps = [release_overlap(release, state.releases[k]) for k in others]
@@ -164,7 +163,7 @@ def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
     betas: list[dict[str, float]] = [{} for _ in patterns]
     keys = list(patterns.items())
     for s, n_s in totals.items():
-        alpha = n_s / n
+        alpha = min(n_s / n, 1.0)
         # β against each other release on its own, for each z code (0, 1, either).
         by_code: list[tuple[float, float, float] | None] = []
         for other_totals, other_n, o in sides:
@@ -174,14 +173,18 @@ def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
                 continue
             lr0 = log_likelihood_ratio(n_s, n, o, found[0], found[1], 0)
             lr1 = log_likelihood_ratio(n_s, n, o, found[0], found[1], 1)
-            by_code.append(tuple(  # type: ignore[arg-type]
-                max(alpha, posterior(alpha, (_choose(lr0, lr1, code),))) for code in (0, 1, 2)
-            ))
+            by_code.append(
+                (
+                    posterior(alpha, (_choose(lr0, lr1, 0),)),
+                    posterior(alpha, (_choose(lr0, lr1, 1),)),
+                    posterior(alpha, (_choose(lr0, lr1, 2),)),
+                )
+            )
         for key, p in keys:
-            beta = alpha
+            # A release that shares no row, or whose range says nothing, leaves the prior.
+            beta = -1.0 if by_code else alpha
             for code, betas_k in zip(key, by_code, strict=True):
-                if betas_k is not None and betas_k[code] > beta:
-                    beta = betas_k[code]
+                beta = max(beta, alpha if betas_k is None else betas_k[code])
             betas[p][s] = beta
     return GlobalPosteriors(pattern_of, betas)
 

@@ -1,0 +1,73 @@
+"""Method parameters and corpus validation: clear errors naming the item at fault."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.errors import InvalidCorpus, InvalidParameter
+from app.core.model import Transaction
+from app.core.params import PublishParams, parse_params
+from app.core.validation import validate_corpus
+
+
+def test_defaults_follow_the_spec() -> None:
+    params = parse_params("sanony", None)
+    assert params.for_method("sanony") == {
+        "r_th": 8.0,
+        "cluster_size": 10,
+        "seed": 0,
+        "max_repair_rounds": 200,
+    }
+    assert parse_params("wong", {}).for_method("wong")["strategy"] == "constant_ratio"
+    assert parse_params("scomp", {}).for_method("scomp") == {
+        "r_th": 8.0,
+        "cluster_size": 10,
+        "seed": 0,
+        "d": 4,
+        "confidence": 0.8,
+        "other_releases": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("method", "raw", "fragment"),
+    [
+        ("sanony", {"r_th": 0.5}, "params.r_th: must be at least 1"),
+        ("sanony", {"r_th": "2"}, "params.r_th: must be a finite number"),
+        ("sanony", {"cluster_size": 2.5}, "params.cluster_size: must be an integer"),
+        ("sanony", {"l": 2}, "params.l: not a parameter of sanony"),
+        ("wong", {"strategy": "fast"}, "params.strategy"),
+        ("wong", {"alpha": 1}, "greater than 1"),
+        ("scomp", {"confidence": 1.0}, "strictly between 0 and 1"),
+        ("inv", {"m": 1}, "params.m"),
+        ("magic", {}, "unknown method"),
+    ],
+)
+def test_bad_parameters_are_named(method: str, raw: dict, fragment: str) -> None:
+    with pytest.raises(InvalidParameter, match=fragment.replace(".", r"\.")):
+        parse_params(method, raw)
+
+
+def test_params_are_immutable_values() -> None:
+    assert parse_params("sanony", {"r_th": 2}) == PublishParams(r_th=2.0)
+
+
+@pytest.mark.parametrize(
+    ("corpus", "item", "fragment"),
+    [
+        ([], None, "empty"),
+        ([Transaction.of(["a"]), Transaction.of([])], 1, "no terms"),
+        ([Transaction.of(["a", " "])], 0, "empty term"),
+        ([Transaction.of(["x" * 201])], 0, "longer than 200"),
+        ([Transaction.of(["a"], cluster="g"), Transaction.of(["b"])], 1, "all or none"),
+    ],
+)
+def test_bad_corpora_name_the_transaction(corpus: list, item: int | None, fragment: str) -> None:
+    with pytest.raises(InvalidCorpus, match=fragment) as error:
+        validate_corpus(corpus)
+    assert error.value.details.get("item") == item
+
+
+def test_wong_needs_individuals() -> None:
+    with pytest.raises(InvalidCorpus, match="individual"):
+        validate_corpus([Transaction.of(["a"])], require_individual=True)

@@ -1,0 +1,108 @@
+"""The production risk model against the exact oracle (SPEC 4), on random releases."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.core.likelihood import log_likelihood_ratio
+from app.core.model import PublishedCluster, PublishedRelease
+from app.core.overlap import release_cover
+from app.core.posterior import posterior
+from app.core.risk import assess_series
+from tests.oracle.serial_risk import likelihoods, serial_risks
+
+ROWS = [("a",), ("b",), ("a", "b"), ("c",), ("a", "c"), ()]
+
+
+@given(
+    n=st.integers(1, 30),
+    data=st.data(),
+)
+def test_log_likelihood_ratio_matches_exact_formulas_13_and_14(n: int, data: st.DataObject) -> None:
+    n_s = data.draw(st.integers(0, n))
+    o = data.draw(st.integers(1, n))
+    r1 = data.draw(st.integers(0, min(o, n_s)))
+    r2 = data.draw(st.integers(r1, min(o, n_s)))
+    z = data.draw(st.integers(0, 1))
+    l1, l0 = likelihoods(n_s, n, o, r1, r2, z)
+    value = log_likelihood_ratio(n_s, n, o, r1, r2, z)
+    if l1 == 0 and l0 == 0:
+        assert math.isnan(value)
+    elif l0 == 0:
+        assert value == math.inf
+    elif l1 == 0:
+        assert value == -math.inf
+    else:
+        assert value == pytest.approx(math.log(l1 / l0), abs=1e-9)
+
+
+def test_large_ranges_use_the_vectorised_path() -> None:
+    # A whole-release overlap: 5,000 rows, 400 copies, a range of 301 values.
+    l1, l0 = likelihoods(400, 5000, 2000, 100, 400, 0)
+    assert log_likelihood_ratio(400, 5000, 2000, 100, 400, 0) == pytest.approx(
+        math.log(l1 / l0), abs=1e-9
+    )
+
+
+def test_posterior_is_the_prior_without_evidence_and_never_divides_zero_by_zero() -> None:
+    assert posterior(0.25, []) == 0.25
+    assert posterior(0.25, [float("nan")]) == 0.25
+    assert posterior(0.25, [float("inf"), float("-inf")]) == 1.0
+    assert posterior(0.25, [float("-inf")]) == 0.0
+    # Odds 1e-300 * e^700 = e^9.23: no overflow, no underflow.
+    odds = math.exp(math.log(1e-300) + 700)
+    assert posterior(1e-300, [700.0]) == pytest.approx(odds / (1 + odds), rel=1e-9)
+
+
+@st.composite
+def random_releases(draw: st.DrawFn) -> list[PublishedRelease]:
+    releases = []
+    for number in range(1, draw(st.integers(2, 4)) + 1):
+        clusters = []
+        for c in range(draw(st.integers(1, 4))):
+            rows = draw(st.lists(st.sampled_from(ROWS), min_size=1, max_size=6))
+            counts = {s: draw(st.integers(0, len(rows))) for s in ("s", "t")}
+            share = {"s": draw(st.integers(0, len(rows) - counts["s"]))}
+            clusters.append(PublishedCluster(f"c{c + 1}", rows, counts, share, 0))
+        bag = {"t": draw(st.integers(0, 3))}
+        n = sum(len(c.rows) for c in clusters)
+        totals = {s: sum(c.private_counts[s] for c in clusters) + bag.get(s, 0) for s in ("s", "t")}
+        rates = {s: float(Fraction(max(k, 1), n + 3)) for s, k in totals.items()}
+        releases.append(PublishedRelease(number, clusters, bag, rates))
+    return releases
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_releases())
+def test_serial_risk_of_every_row_matches_the_exact_oracle(releases: list) -> None:
+    exact = serial_risks(releases)
+    for position, report in enumerate(assess_series(releases, r_th=2.0)):
+        for row in report.rows:
+            expected = max(
+                (
+                    float(risk)
+                    for (p, cid, i, _), risk in exact.items()
+                    if (p, cid, i) == (position, row.cluster_id, row.row_index)
+                ),
+                default=0.0,
+            )
+            assert row.serial_risk == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_cover_lists_overlaps_with_their_ranges() -> None:
+    first = PublishedRelease(
+        1,
+        [PublishedCluster("c1", [("a", "f"), ("a",)], {"HIV": 1}, {}, 0)],
+        {},
+        {"HIV": 0.5},
+    )
+    second = PublishedRelease(2, [PublishedCluster("c1", [("a",), ("m",)], {}, {}, 0)], {}, {})
+    (entry,) = release_cover([first, second], 0)
+    assert (entry.cluster_id, entry.other_release, entry.other_cluster_id) == ("c1", 2, "c1")
+    assert entry.size == 1
+    assert entry.ranges == {"HIV": (0, 0)}
