@@ -170,6 +170,9 @@ class Publication:
     #: Wong only: individual key -> term -> ``(n_k, n_{k,s})`` of this release's group, to be
     #: appended to the statistics file m(o, s) when the release is stored.
     statistics_update: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    #: Inv only: individual key -> signature (the private values its bucket must keep in
+    #: every later release, m-invariance), to replace ``SeriesHistory.signatures`` entries.
+    signatures_update: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def release_from_counts(

@@ -69,5 +69,5 @@ def publish(
     returned :class:`~app.core.model.Publication` holds the public release, the private ledger
     and a report (counterfeits by phase, rounds, timings). Nothing in ``history`` is mutated.
     """
-    validate_corpus(corpus, require_individual=method == "wong")
+    validate_corpus(corpus, require_individual=method in ("wong", "inv"))
     return _publisher(method)(history, corpus, private_terms, params, progress)
