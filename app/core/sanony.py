@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from app.core.anony import AnonyResult, anonymise
 from app.core.clustering import frequency_order_clusters, label_clusters
@@ -33,7 +33,18 @@ from app.core.progress import Progress, ProgressCallback
 from app.core.repair import Repairer
 from app.core.state import ClusterState, ReleaseState, SeriesState
 
-__all__ = ["anonymise_corpus", "publish_anony", "publish_sanony", "finalise"]
+__all__ = [
+    "BeforeRates",
+    "anonymise_corpus",
+    "finalise",
+    "publish_anony",
+    "publish_sanony",
+    "release_state",
+]
+
+#: An extra step on the new release after FP1, before its population rates are fixed (Kanony's
+#: global-bag invariance). It may add copies to the release; it returns entries for the report.
+BeforeRates = Callable[[ReleaseState], Mapping[str, object]]
 
 
 def anonymise_corpus(
@@ -53,7 +64,8 @@ def anonymise_corpus(
     return result, partition
 
 
-def _release_state(result: AnonyResult, release_no: int) -> ReleaseState:
+def release_state(result: AnonyResult, release_no: int) -> ReleaseState:
+    """The new release as a :class:`ReleaseState`: Anony's clusters, no counterfeit yet."""
     clusters = [
         ClusterState(
             cluster_id=f"c{i + 1}",
@@ -132,7 +144,7 @@ def publish_anony(
     release_no = history.next_release_no
     started = time.perf_counter()
     result, partition = anonymise_corpus(corpus, private_terms, params, release_no)
-    state = _release_state(result, release_no)
+    state = release_state(result, release_no)
     published, ledger = finalise(
         state, corpus, partition, f"{params.seed}:{release_no}", private_terms
     )
@@ -154,8 +166,14 @@ def publish_sanony(
     private_terms: frozenset[str],
     params: PublishParams,
     progress: ProgressCallback | None = None,
+    *,
+    before_rates: BeforeRates | None = None,
 ) -> Publication:
-    """Publish ``corpus`` so that the whole series stays serially preserving (Theorem 1)."""
+    """Publish ``corpus`` so that the whole series stays serially preserving (Theorem 1).
+
+    ``before_rates`` runs after FP1 and before ``ss(s, T^μ)`` is fixed, so that what it adds
+    is counted in the published rates and judged by FP2 and the checked post-condition.
+    """
     report = Progress(progress)
     release_no = history.next_release_no
     seed = f"{params.seed}:{release_no}"
@@ -171,7 +189,7 @@ def publish_sanony(
     report("anony")
     result, partition = anonymise_corpus(corpus, private_terms, params, release_no)
     state = SeriesState.from_published(history.releases)
-    j = state.append(_release_state(result, release_no))
+    j = state.append(release_state(result, release_no))
     corpus_terms = Counter(t for c in result.clusters for row in c.rows for t in row)
     perturber = Perturber(state, j, CounterfeitFactory(state, j, corpus_terms, seed))
     lap("anony")
@@ -181,8 +199,9 @@ def publish_sanony(
     report("fp1")
     fp1 = perturber.forward() if j else 0
     lap("fp1")
-    report("fp2")
     release = state.releases[j]
+    extra = dict(before_rates(release)) if before_rates is not None else {}
+    report("fp2")
     release.rates = population_rates(release)
     fp2 = perturber.fp2(params.r_th)
     lap("fp2")
@@ -213,5 +232,6 @@ def publish_sanony(
             - sum(result.global_bag.values()),
             "repair_rounds": rounds,
             "seconds": seconds,
+            **extra,
         },
     )
