@@ -1,4 +1,5 @@
-"""Loading what the core needs of a series' past: releases, ledgers, statistics file."""
+"""Loading what the core needs of a series' past: releases, ledgers, statistics file,
+signatures."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from app.core.model import PublishedRelease
 from app.db.models import Release, Series
 from app.db.repositories.release_load import load_ledgers, load_releases
 from app.db.repositories.releases import ReleaseRepository
+from app.db.repositories.signatures import load_signatures
 from app.db.repositories.statistics import load_statistics
 
 __all__ = ["load_history", "load_public_releases"]
@@ -27,4 +29,6 @@ async def load_history(session: AsyncSession, series: Series) -> SeriesHistory:
     models, releases = await load_public_releases(session, series)
     ledgers = await load_ledgers(session, models)
     statistics = await load_statistics(session, series.id) if series.method == "wong" else {}
-    return SeriesHistory(releases=list(releases), ledgers=ledgers, statistics=statistics)
+    signatures = await load_signatures(session, series.id) if series.method == "inv" else {}
+    return SeriesHistory(releases=list(releases), ledgers=ledgers, statistics=statistics,
+                         signatures=signatures)

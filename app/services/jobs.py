@@ -25,6 +25,7 @@ from app.db.models import Job, Series
 from app.db.repositories.jobs import JobRepository
 from app.db.repositories.release_load import RELEASE_CACHE
 from app.db.repositories.release_store import store_publication
+from app.db.repositories.signatures import store_signatures
 from app.db.repositories.statistics import append_statistics
 from app.errors import AppError, from_core
 from app.observability import COUNTERFEITS, JOBS, PHASE_SECONDS, ROWS_PUBLISHED, logger
@@ -132,6 +133,8 @@ async def _store(session: AsyncSession, series: Series, job: Job, publication: P
     if publication.statistics_update:
         await append_statistics(session, series.id, release.release_no,
                                 publication.statistics_update)
+    if publication.signatures_update:
+        await store_signatures(session, series.id, publication.signatures_update)
     if not private_terms <= set(series.private_terms):
         series.private_terms = sorted(private_terms)
     await session.flush()

@@ -11,6 +11,7 @@ from app.db.models.release import (
     Term,
 )
 from app.db.models.series import Series
+from app.db.models.signatures import InvSignature
 from app.db.models.statistics import WongStatistic
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "Cluster",
     "ClusterLedger",
     "IdempotencyKey",
+    "InvSignature",
     "Job",
     "JobInput",
     "PublishedRow",
