@@ -26,6 +26,24 @@ def _needs(needs: dict[str, int], s: str, value: int) -> None:
         needs[s] = value
 
 
+def unsafe_published_clusters(state: SeriesState, j: int) -> dict[int, set[int]]:
+    """Published clusters (release position -> cluster positions) with an overlap with
+    release ``j`` that is not safe for some s (Lemma 3: the new cluster's s-range must hold
+    the published cluster's). Only these can have changed risk."""
+    touched: dict[int, set[int]] = {}
+    for c in range(len(state.releases[j].clusters)):
+        new = state.cluster((j, c))
+        for overlap in cluster_cover(state, (j, c), releases=range(j)):
+            old = state.cluster(overlap.other)
+            for s in new.terms() | old.terms():
+                f_new = s_range(new.n_s(s), new.n, overlap.size)
+                f_old = s_range(old.n_s(s), old.n, overlap.size)
+                if f_new[0] > f_old[0] or f_new[1] < f_old[1]:
+                    touched.setdefault(overlap.other[0], set()).add(overlap.other[1])
+                    break
+    return touched
+
+
 class Perturber:
     """Adds counterfeits to the clusters of release ``j`` and keeps every count right."""
 
@@ -97,6 +115,11 @@ class Perturber:
 
     def backward(self) -> int:
         """BP (Lemma 4, Definition 15, formulas 16-18) for every cluster, then globally."""
+        added = self._backward_all()
+        self.bp_global = self._backward_global()
+        return added + self.bp_global
+
+    def _backward_all(self) -> int:
         added = 0
         for c, cluster in enumerate(self.release.clusters):
             need_s: dict[str, int] = {}
@@ -114,8 +137,7 @@ class Perturber:
             if rows:
                 self.add(c, rows, need_s, "bp")
                 added += rows
-        self.bp_global = self._backward_global()
-        return added + self.bp_global
+        return added
 
     def _backward_global(self) -> int:
         need_s: dict[str, int] = {}

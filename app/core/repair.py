@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from app.core.errors import PublicationFailed
 from app.core.overlap import cluster_cover, release_overlap, s_range
-from app.core.perturbation import Perturber
+from app.core.perturbation import Perturber, unsafe_published_clusters
 from app.core.risk import violating_rows
 from app.core.state import ClusterRef, SeriesState
 
@@ -47,25 +47,11 @@ class Repairer:
         the others are recomputed; the global composition is recomputed for every row.
         """
         found = violating_rows(self.state, self.j, self.r_th)
-        touched = self._unsafe_published_clusters()
+        touched = unsafe_published_clusters(self.state, self.j)
         for k in range(len(self.state.releases)):
             if k != self.j:
                 found.extend(violating_rows(self.state, k, self.r_th, sorted(touched.get(k, ()))))
         return found
-
-    def _unsafe_published_clusters(self) -> dict[int, set[int]]:
-        touched: dict[int, set[int]] = {}
-        for c in range(len(self.state.releases[self.j].clusters)):
-            new = self.state.cluster((self.j, c))
-            for overlap in cluster_cover(self.state, (self.j, c), releases=range(self.j)):
-                old = self.state.cluster(overlap.other)
-                for s in new.terms() | old.terms():
-                    f_new = s_range(new.n_s(s), new.n, overlap.size)
-                    f_old = s_range(old.n_s(s), old.n, overlap.size)
-                    if f_new[0] > f_old[0] or f_new[1] < f_old[1]:
-                        touched.setdefault(overlap.other[0], set()).add(overlap.other[1])
-                        break
-        return touched
 
     def run(self, max_rounds: int, progress: Callable[[float], None]) -> tuple[int, int]:
         """Repair until no row is over ``r_th``; returns (rounds, counterfeits added)."""
