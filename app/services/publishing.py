@@ -10,6 +10,7 @@ import asyncio
 import time
 import uuid
 
+from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import pipeline
@@ -77,6 +78,10 @@ async def create_job(
         id=uuid.uuid4(), series_id=series.id, api_key_id=principal.key_id, status="queued",
         progress=0.0, label=corpus.label, extra_private_terms=sorted(set(corpus.private_terms)),
         n_transactions=len(corpus.transactions), attempts=0, phase_seconds={},
+        # The lock above orders creations; now() is the transaction's start, which can
+        # precede another post's lock: the clock after the lock keeps created_at in posting
+        # (and numbering) order.
+        created_at=func.clock_timestamp(),
     )
     payload = encode_corpus(key_individuals(secret, corpus.transactions))
     await repo.add(job, payload)
