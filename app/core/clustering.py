@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from app.core.model import Row
+from app.core.model import Row, Transaction
 
-__all__ = ["frequency_order_clusters", "label_clusters"]
+__all__ = ["frequency_order_clusters", "label_clusters", "partition"]
 
 
 def frequency_order_clusters(rows: Sequence[Row], cluster_size: int) -> list[list[int]]:
@@ -47,3 +47,13 @@ def label_clusters(labels: Sequence[str]) -> list[list[int]]:
     for i, label in enumerate(labels):
         groups.setdefault(label, []).append(i)
     return list(groups.values())
+
+
+def partition(
+    corpus: Sequence[Transaction], rows: Sequence[Row], cluster_size: int
+) -> list[list[int]]:
+    """The client's partition when the corpus carries ``cluster`` labels (all or none, see
+    :mod:`app.core.validation`), else :func:`frequency_order_clusters` of the rows."""
+    if corpus and corpus[0].cluster is not None:
+        return label_clusters([t.cluster or "" for t in corpus])
+    return frequency_order_clusters(rows, cluster_size)

@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from app.core.errors import InvalidCorpus, PublicationFailed
+from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.inv_buckets import BALANCING, ELIGIBILITY, Plan, Slot, plan_groups
 from app.core.model import (
@@ -41,6 +41,7 @@ from app.core.model import (
 )
 from app.core.params import PublishParams
 from app.core.progress import Progress, ProgressCallback
+from app.core.validation import individual_keys
 
 __all__ = ["NULL_VALUE", "publish_inv", "sensitive_value", "signatures_of"]
 
@@ -123,7 +124,7 @@ def publish_inv(
     release_no = history.next_release_no
     seed = f"{params.seed}:{release_no}"
     report("anony", 0.0)
-    keys = _individual_keys(corpus)
+    keys = individual_keys(corpus, "inv")
     rows = [make_row(t.terms - private_terms) for t in corpus]
     values = [sensitive_value(t.terms & private_terms) for t in corpus]
     order = _similarity_order(rows)
@@ -147,26 +148,6 @@ def publish_inv(
         _summary(release, ledger, plan, params, corpus, started),
         signatures_update=update,
     )
-
-
-def _individual_keys(corpus: Sequence[Transaction]) -> list[str]:
-    """The individuals' keys; m-invariance assumes one tuple per individual per release."""
-    seen: dict[str, int] = {}
-    for i, transaction in enumerate(corpus):
-        key = transaction.individual
-        if not key:
-            raise InvalidCorpus(
-                f"transaction {i}: 'individual' is required by method inv",
-                {"item": i, "field": "individual"},
-            )
-        if key in seen:
-            raise InvalidCorpus(
-                f"transaction {i}: individual also on transaction {seen[key]}; method inv "
-                "allows one transaction per individual per release",
-                {"item": i, "field": "individual"},
-            )
-        seen[key] = i
-    return [str(t.individual) for t in corpus]
 
 
 def _similarity_order(rows: Sequence[Row]) -> list[int]:

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from app.core.anony import AnonyResult, anonymise
-from app.core.clustering import frequency_order_clusters, label_clusters
+from app.core.clustering import partition as partition_corpus
 from app.core.counterfeit import CounterfeitFactory
 from app.core.history import SeriesHistory
 from app.core.model import (
@@ -56,10 +56,7 @@ def anonymise_corpus(
     """Clustering (or the client's partition) and Anony for one corpus (SPEC 2)."""
     rows = [make_row(t.terms - private_terms) for t in corpus]
     private_sets = [frozenset(t.terms & private_terms) for t in corpus]
-    if corpus[0].cluster is not None:
-        partition = label_clusters([t.cluster or "" for t in corpus])
-    else:
-        partition = frequency_order_clusters(rows, params.cluster_size)
+    partition = partition_corpus(corpus, rows, params.cluster_size)
     result = anonymise(rows, private_sets, partition, params.r_th, f"{params.seed}:{release_no}")
     return result, partition
 

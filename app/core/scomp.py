@@ -51,7 +51,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.core.anony import AnonyResult, anonymise
-from app.core.clustering import frequency_order_clusters, label_clusters
+from app.core.clustering import partition as partition_corpus
 from app.core.history import SeriesHistory
 from app.core.model import Publication, PublishedRelease, Row, Transaction, make_row
 from app.core.params import PublishParams
@@ -345,10 +345,7 @@ def publish_scomp(
     report("anony")
     rows = [make_row(t.terms - private_terms) for t in corpus]
     private_sets = [frozenset(t.terms & private_terms) for t in corpus]
-    if corpus[0].cluster is not None:
-        partition = label_clusters([t.cluster or "" for t in corpus])
-    else:
-        partition = frequency_order_clusters(rows, params.cluster_size)
+    partition = partition_corpus(corpus, rows, params.cluster_size)
     report("verify")
     done = scomp_partition(rows, private_sets, partition, params, seed, report)
     # Members of a merged cluster are listed cluster by cluster: ``finalise`` shuffles rows.

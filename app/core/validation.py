@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from app.core.errors import InvalidCorpus
 from app.core.model import Transaction
 
-__all__ = ["MAX_TERM_LENGTH", "validate_corpus"]
+__all__ = ["MAX_TERM_LENGTH", "individual_keys", "validate_corpus"]
 
 MAX_TERM_LENGTH = 200
 
@@ -43,3 +43,24 @@ def validate_corpus(corpus: Sequence[Transaction], *, require_individual: bool =
                 f"transaction {i}: 'individual' is required by method wong",
                 {"item": i, "field": "individual"},
             )
+
+
+def individual_keys(corpus: Sequence[Transaction], method: str) -> list[str]:
+    """The individuals' keys, one per transaction (Wong and Inv assume one record per
+    individual per release); names the transaction at fault otherwise."""
+    seen: dict[str, int] = {}
+    for i, transaction in enumerate(corpus):
+        key = transaction.individual
+        if not key:
+            raise InvalidCorpus(
+                f"transaction {i}: 'individual' is required by method {method}",
+                {"item": i, "field": "individual"},
+            )
+        if key in seen:
+            raise InvalidCorpus(
+                f"transaction {i}: individual also on transaction {seen[key]}; method {method} "
+                "allows one transaction per individual per release",
+                {"item": i, "field": "individual"},
+            )
+        seen[key] = i
+    return [str(t.individual) for t in corpus]

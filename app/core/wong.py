@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 
-from app.core.errors import InvalidCorpus, InvalidParameter, PublicationFailed
+from app.core.errors import InvalidParameter, PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import (
     ClusterLedger,
@@ -39,7 +39,7 @@ from app.core.model import (
 )
 from app.core.params import PublishParams
 from app.core.progress import Progress, ProgressCallback
-from app.core.validation import validate_corpus
+from app.core.validation import individual_keys, validate_corpus
 from app.core.wong_groups import (
     Group,
     Need,
@@ -205,28 +205,6 @@ def _need(ratio: Fraction | None) -> Need:
     return Need(ratio.numerator, ratio.denominator, float(ratio))
 
 
-def _individual_keys(corpus: Sequence[Transaction]) -> list[str]:
-    """Statistics-file keys; the paper assumes one record per individual per release."""
-    seen: dict[str, int] = {}
-    keys: list[str] = []
-    for i, transaction in enumerate(corpus):
-        key = transaction.individual
-        if not key:
-            raise InvalidCorpus(
-                f"transaction {i}: 'individual' is required by method wong",
-                {"item": i, "field": "individual"},
-            )
-        if key in seen:
-            raise InvalidCorpus(
-                f"transaction {i}: individual also on transaction {seen[key]}; method wong "
-                "allows one transaction per individual per release",
-                {"item": i, "field": "individual"},
-            )
-        seen[key] = i
-        keys.append(key)
-    return keys
-
-
 def _member_pasts(
     keys: Sequence[str],
     statistics: Mapping[str, Mapping[str, Sequence[Sequence[int]]]],
@@ -307,7 +285,7 @@ def publish_wong(
     report = Progress(progress)
     report("anony", 0.0)
     validate_corpus(corpus, require_individual=True)
-    keys = _individual_keys(corpus)
+    keys = individual_keys(corpus, "wong")
     private = [t.terms & private_terms for t in corpus]
     nonprivate = [t.terms - private_terms for t in corpus]
     base = _need(_required_exact(NO_PAST, params))
