@@ -17,8 +17,10 @@ METHODS: tuple[str, ...] = ("sanony", "anony", "wong", "kanony", "scomp", "inv")
 _COMMON = ("r_th", "cluster_size", "seed")
 _METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     "anony": _COMMON,
-    "sanony": (*_COMMON, "max_repair_rounds"),
-    "kanony": (*_COMMON, "max_repair_rounds", "taxonomy", "gb_min_terms", "gb_retention"),
+    "sanony": (*_COMMON, "anony_r_th", "max_repair_rounds"),
+    "kanony": (
+        *_COMMON, "anony_r_th", "max_repair_rounds", "taxonomy", "gb_min_terms", "gb_retention",
+    ),
     "scomp": (*_COMMON, "d", "confidence", "other_releases"),
     "wong": ("cluster_size", "seed", "l", "strategy", "k_prime", "alpha"),
     "inv": ("cluster_size", "seed", "m"),
@@ -29,14 +31,17 @@ _METHOD_PARAMS: dict[str, tuple[str, ...]] = {
 class PublishParams:
     """Every parameter of every method, with the SPEC's defaults.
 
-    ``r_th`` risk-lift threshold (>= 1); ``cluster_size`` minimum cluster size for the built-in
-    clustering; ``seed`` for every random choice; ``max_repair_rounds`` guard of the Sanony
-    post-condition loop; Wong's ``l``, ``strategy``, ``k_prime``, ``alpha``; Kanony's
-    ``taxonomy``, ``gb_min_terms``, ``gb_retention``; sComp's ``d``, ``confidence``,
-    ``other_releases``; Inv's ``m``.
+    ``r_th`` risk-lift threshold (>= 1); ``anony_r_th`` the threshold Sanony's Anony step
+    sanitises to (``None``: ``r_th``; lower keeps more copies in the global bag, so overlaps
+    have less to reveal and fewer counterfeits are needed); ``cluster_size`` minimum cluster
+    size for the built-in clustering; ``seed`` for every random choice;
+    ``max_repair_rounds`` guard of the Sanony post-condition loop; Wong's ``l``,
+    ``strategy``, ``k_prime``, ``alpha``; Kanony's ``taxonomy``, ``gb_min_terms``,
+    ``gb_retention``; sComp's ``d``, ``confidence``, ``other_releases``; Inv's ``m``.
     """
 
     r_th: float = 8.0
+    anony_r_th: float | None = None
     cluster_size: int = 10
     seed: int = 0
     max_repair_rounds: int = 200
@@ -97,7 +102,7 @@ def _coerce(name: str, type_name: str, value: Any) -> Any:
     if type_name.startswith("int"):
         _check(name, isinstance(value, int) and not isinstance(value, bool), "must be an integer")
         return value
-    if type_name == "float":
+    if type_name.startswith("float"):
         _check(
             name,
             isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value),
@@ -118,6 +123,11 @@ def _coerce(name: str, type_name: str, value: Any) -> Any:
 
 def _validate(p: PublishParams) -> None:
     _check("r_th", p.r_th >= 1, "must be at least 1")
+    _check(
+        "anony_r_th",
+        p.anony_r_th is None or 1 <= p.anony_r_th <= p.r_th,
+        "must be between 1 and r_th, or null",
+    )
     _check("cluster_size", 1 <= p.cluster_size <= 100_000, "must be between 1 and 100000")
     _check("seed", 0 <= p.seed < 2**63, "must be a non-negative 63-bit integer")
     _check("max_repair_rounds", 1 <= p.max_repair_rounds <= 100_000, "must be between 1 and 100000")

@@ -57,7 +57,8 @@ def anonymise_corpus(
     rows = [make_row(t.terms - private_terms) for t in corpus]
     private_sets = [frozenset(t.terms & private_terms) for t in corpus]
     partition = partition_corpus(corpus, rows, params.cluster_size)
-    result = anonymise(rows, private_sets, partition, params.r_th, f"{params.seed}:{release_no}")
+    threshold = params.r_th if params.anony_r_th is None else params.anony_r_th
+    result = anonymise(rows, private_sets, partition, threshold, f"{params.seed}:{release_no}")
     return result, partition
 
 

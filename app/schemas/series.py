@@ -30,6 +30,7 @@ class SeriesOut(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [{**_EXAMPLE, "params": {"r_th": 2.0, "cluster_size": 2, "seed": 7,
+                                                 "anony_r_th": None,
                                                  "max_repair_rounds": 200},
                           "n_releases": 0, "created_at": "2025-01-01T00:00:00Z"}]
         }

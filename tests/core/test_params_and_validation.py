@@ -16,6 +16,7 @@ def test_defaults_follow_the_spec() -> None:
         "r_th": 8.0,
         "cluster_size": 10,
         "seed": 0,
+        "anony_r_th": None,
         "max_repair_rounds": 200,
     }
     assert parse_params("wong", {}).for_method("wong")["strategy"] == "constant_ratio"
@@ -36,6 +37,7 @@ def test_defaults_follow_the_spec() -> None:
         ("sanony", {"r_th": "2"}, "params.r_th: must be a finite number"),
         ("sanony", {"cluster_size": 2.5}, "params.cluster_size: must be an integer"),
         ("sanony", {"l": 2}, "params.l: not a parameter of sanony"),
+        ("sanony", {"r_th": 4, "anony_r_th": 5}, "params.anony_r_th: must be between 1 and r_th"),
         ("wong", {"strategy": "fast"}, "params.strategy"),
         ("wong", {"alpha": 1}, "greater than 1"),
         ("scomp", {"confidence": 1.0}, "strictly between 0 and 1"),
