@@ -21,6 +21,7 @@ import typer
 
 from app.core.errors import CoreError
 from app.core.history import SeriesHistory
+from app.core.model import Transaction
 from app.core.params import parse_params
 from app.core.pipeline import publish
 from app.core.risk import assess_series
@@ -32,7 +33,10 @@ __all__ = ["publish_local"]
 
 
 def _private_terms(
-    private: str | None, private_file: Path | None, fraction: float | None, corpora: list
+    private: str | None,
+    private_file: Path | None,
+    fraction: float | None,
+    corpora: list[list[Transaction]],
 ) -> frozenset[str]:
     if private:
         return frozenset(t.strip() for t in private.split(",") if t.strip())

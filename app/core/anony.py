@@ -59,12 +59,14 @@ def global_shares(sizes: np.ndarray, in_bag: int, n_rows: int) -> np.ndarray:
 
 def _limit(sizes: np.ndarray, total: int, n_rows: int, r_th: float) -> np.ndarray:
     """``r_th * ss(s, T) * N(C)``: the copies at which ``γ_s(C) = r_th`` (formula 4)."""
-    return r_th * total * sizes / n_rows
+    limit: np.ndarray = r_th * total * sizes / n_rows
+    return limit
 
 
 def _allowed(sizes: np.ndarray, limit: np.ndarray) -> np.ndarray:
     """Largest ``N(s, C_c) + J_s(C)`` with ``γ_s(C) <= r_th``, at most ``N(C)``."""
-    return np.minimum(np.floor(limit + _EPS).astype(np.int64), sizes)
+    allowed: np.ndarray = np.minimum(np.floor(limit + _EPS).astype(np.int64), sizes)
+    return allowed
 
 
 def _sanitise(counts: np.ndarray, sizes: np.ndarray, allowed: np.ndarray, n_rows: int) -> int:
@@ -159,8 +161,8 @@ def anonymise(
         limit = _limit(sizes, total, n_rows, r_th)
         in_bag = _sanitise(counts, sizes, _allowed(sizes, limit), n_rows)
         in_bag = _refine(counts, sizes, limit, in_bag, n_rows, order)
-        for c in np.flatnonzero(counts):
-            private_counts[c][s] = int(counts[c])
+        for position in np.flatnonzero(counts).tolist():
+            private_counts[position][s] = int(counts[position])
         if in_bag:
             global_bag[s] = in_bag
             # Rounding J_s up can alone exceed r_th (three clusters of one row sharing a bag
@@ -170,8 +172,8 @@ def anonymise(
                 global_shares(sizes, in_bag, n_rows),
                 np.maximum(_allowed(sizes, limit) - counts, 0),
             )
-            for c in np.flatnonzero(share):
-                shares[c][s] = int(share[c])
+            for position in np.flatnonzero(share).tolist():
+                shares[position][s] = int(share[position])
     clusters = [
         AnonyCluster([rows[i] for i in members], private_counts[c], shares[c])
         for c, members in enumerate(partition)

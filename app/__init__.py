@@ -1,0 +1,1 @@
+"""Serialpub: privacy-preserving serial publication of transactional data."""
