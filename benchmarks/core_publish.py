@@ -109,7 +109,8 @@ def main() -> None:
         results.append(json.loads(output.strip().splitlines()[-1]))
         print(f"size {size}: {results[-1]}", file=sys.stderr, flush=True)
     print(
-        "| release size | median publish (s) | last release vs 4 earlier (s) | peak RSS (MiB) | counterfeit rate |"
+        "| release size | median publish (s) | last release vs 4 earlier (s) "
+        "| peak RSS (MiB) | counterfeit rate |"
     )
     print("|---:|---:|---:|---:|---:|")
     for r in results:
