@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
@@ -39,6 +40,25 @@ def test_after_sanony_every_row_of_every_release_is_serially_preserving(
         # Allowed by SPEC 5 (the guard), and rare: see the share test below.
         assume(False)
     assert violations(releases, series.r_th) == []
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_series(), st.floats(0, 1))
+def test_a_lower_anony_threshold_keeps_the_guarantee(series: SmallSeries, share: float) -> None:
+    anony_r_th = 1 + share * (series.r_th - 1)
+    params = parse_params(
+        "sanony",
+        {"r_th": series.r_th, "anony_r_th": anony_r_th, "cluster_size": series.cluster_size},
+    )
+    history = SeriesHistory()
+    try:
+        for corpus in series.corpora:
+            publication = publish("sanony", history, corpus, series.private_terms, params)
+            history.releases.append(publication.release)
+            history.ledgers.append(publication.ledger)
+    except PublicationFailed:
+        assume(False)
+    assert violations(history.releases, series.r_th) == []
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
