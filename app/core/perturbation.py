@@ -145,7 +145,7 @@ class Perturber:
         new_totals = self.release.totals()
         for k in range(self.j):
             old_release = self.state.releases[k]
-            o = sum(release_overlap(self.release, old_release).values())
+            o = sum(release_overlap(self.state, self.j, k).values())
             if not o:
                 continue
             old_totals = old_release.totals()

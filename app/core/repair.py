@@ -130,7 +130,7 @@ class Repairer:
 
     def _mend_published_release(self, k: int, s: str) -> None:
         new, old = self.state.releases[self.j], self.state.releases[k]
-        o = sum(release_overlap(new, old).values())
+        o = sum(release_overlap(self.state, self.j, k).values())
         f_new = s_range(new.totals().get(s, 0), new.n, o)
         f_old = s_range(old.totals().get(s, 0), old.n, o)
         with_s = f_new[1] < f_old[1]

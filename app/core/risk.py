@@ -148,7 +148,7 @@ def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
     ``Π N/(N - o_k)``, 13 on BMS-WebView-1 after five releases, for a single copy)."""
     release = state.releases[j]
     others = [k for k in range(len(state.releases)) if k != j]
-    overlaps = [release_overlap(release, state.releases[k]) for k in others]
+    overlaps = [release_overlap(state, j, k) for k in others]
     patterns: dict[tuple[int, ...], int] = {}
     pattern_of: dict[Row, int] = {}
     for row, mult in release.row_counts.items():

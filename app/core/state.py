@@ -11,8 +11,8 @@ non-private sets (Definition 1); a set spread over several clusters of a release
 traced from one cluster to one cluster, and the pairwise multiset intersection would count
 the same copies once for every pair of clusters holding it: ten clusters of one popular
 page in each release would be declared the same ten transactions a hundred times over, with
-contradictory private-term counts that the likelihoods then read as certainty. Whole
-releases (global composition) are single clusters, so there every common set links.
+contradictory private-term counts that the likelihoods then read as certainty. The global
+composition (whole releases) uses the same rule, see :func:`app.core.overlap.release_overlap`.
 """
 
 from __future__ import annotations

@@ -55,6 +55,8 @@ __all__ = [
     "release_view",
     "Cover",
     "cover",
+    "cluster_cover",
+    "global_covers",
     "view_posterior",
     "posteriors",
     "serial_risks",
@@ -221,33 +223,49 @@ def cover(view: View, others: Sequence[View]) -> Cover:
     return [(overlap, other) for overlap, other in overlaps if overlap]
 
 
+def _spread(release_views: Sequence[View]) -> set[Row]:
+    """Sets held by more than one cluster of a release: they link nothing (team decision)."""
+    seen: Counter[Row] = Counter()
+    for v in release_views:
+        seen.update(set(v.rows))
+    return {row for row, n in seen.items() if n > 1}
+
+
+def _linked(overlap: Counter[Row], blocked: set[Row]) -> Counter[Row]:
+    return Counter({row: m for row, m in overlap.items() if row not in blocked})
+
+
 def cluster_cover(views: Sequence[Sequence[View]], i: int, c: int) -> Cover:
     """Cover of cluster ``c`` of release ``i`` under the team's linking rule.
 
     Team decision (see ``app/core/state.py``): a non-private set links two clusters only when
     each of their two releases holds it in a single cluster.
     """
-
-    def spread(k: int) -> set[Row]:
-        seen: Counter[Row] = Counter()
-        for v in views[k]:
-            seen.update(set(v.rows))
-        return {row for row, n in seen.items() if n > 1}
-
     mine = views[i][c]
-    blocked_here = spread(i)
     result: Cover = []
     for k, release_views in enumerate(views):
         if k == i:
             continue
-        blocked = blocked_here | spread(k)
+        blocked = _spread(views[i]) | _spread(release_views)
         for other in release_views:
-            overlap = Counter(
-                {row: m for row, m in (mine.rows & other.rows).items() if row not in blocked}
-            )
+            overlap = _linked(mine.rows & other.rows, blocked)
             if overlap:
                 result.append((overlap, other))
     return result
+
+
+def global_covers(
+    views: Sequence[Sequence[View]], wholes: Sequence[View], i: int
+) -> list[Cover]:
+    """One single-overlap cover of release ``i`` per other whole release, same linking rule
+    (team decision, ``app/core/overlap.py``: ``release_overlap``)."""
+    covers: list[Cover] = []
+    for k, whole in enumerate(wholes):
+        if k == i:
+            continue
+        overlap = _linked(wholes[i].rows & whole.rows, _spread(views[i]) | _spread(views[k]))
+        covers.append([(overlap, whole)] if overlap else [])
+    return covers or [[]]
 
 
 def view_posterior(view: View, row: Row, term: str, the_cover: Cover) -> Fraction:
@@ -288,12 +306,11 @@ def posteriors(
     wholes = [release_view(release) for release in releases]
     result: dict[RiskKey, tuple[Fraction, Fraction]] = {}
     for i, release in enumerate(releases):
-        other_wholes = [w for j, w in enumerate(wholes) if j != i]
         terms = _terms(release, views[i], wholes[i])
         # Team decision: the global composition compares the release with each other whole
         # release on its own (Example 10) and keeps the highest posterior, instead of
         # multiplying heavily overlapping whole-release comparisons as if independent.
-        global_covers = [cover(wholes[i], [w]) for w in other_wholes] or [[]]
+        whole_covers = global_covers(views, wholes, i)
         global_beta: dict[tuple[Row, str], Fraction] = {}
         for c, (cluster, view) in enumerate(zip(release.clusters, views[i], strict=True)):
             this_cover = cluster_cover(views, i, c)
@@ -304,7 +321,7 @@ def posteriors(
                         cluster_beta[row, s] = view_posterior(view, row, s, this_cover)
                     if (row, s) not in global_beta:
                         global_beta[row, s] = max(
-                            view_posterior(wholes[i], row, s, g) for g in global_covers
+                            view_posterior(wholes[i], row, s, g) for g in whole_covers
                         )
                     result[i, cluster.cluster_id, index, s] = (
                         cluster_beta[row, s],
