@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -133,7 +134,13 @@ def demo(years: Annotated[int, typer.Option(min=1, max=10)] = 3) -> None:
 
 @cli.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def bench(ctx: typer.Context) -> None:
-    """Run the evaluation of SPEC section 10 (``benchmarks.evaluate``)."""
+    """Run the evaluation of SPEC section 10 (``benchmarks.evaluate``), from the repository."""
+    # The harness lives beside the package, not in it: an installed console script does not
+    # have the repository on sys.path, so look for it from here up to the package's checkout.
+    for root in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        if (root / "benchmarks" / "evaluate.py").exists() and str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+            break
     try:
         evaluate = importlib.import_module("benchmarks.evaluate")
     except ModuleNotFoundError as exc:
