@@ -8,11 +8,18 @@ rollback cannot contain them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from tests.support.database import fresh_database
+
+# CI explores the same examples on every run (a red build is then reproducible); developers
+# get fresh random examples each run.
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 @pytest.fixture(scope="session")
