@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--releases", type=int)
     p.add_argument("--private-fraction", type=_fraction)
     p.add_argument("--cluster-size", type=int, default=10)
+    p.add_argument("--anony-r-th", type=float, metavar="X",
+                   help="threshold of the Anony step of sanony and kanony (their param "
+                   "anony_r_th, capped at each setting's r_th; default: r_th, as in the SPEC)")
     p.add_argument("--seeds", type=int, help="number of seeds (series) per setting")
     p.add_argument("--first-seed", type=int, default=1)
     p.add_argument("--reconstructions", type=int)
@@ -146,6 +149,8 @@ def build_plan(args: argparse.Namespace) -> Plan:
     sweeps = {name: [float(v) for v in _pick(args, name, f"{name}_values")]
               for name in SWEEPS if name in args.sweeps}
     methods, skipped = available_methods(list(args.methods))
+    if args.anony_r_th is not None and not args.anony_r_th >= 1:
+        raise SystemExit(f"--anony-r-th {args.anony_r_th:g}: must be at least 1")
     seeds = list(range(args.first_seed, args.first_seed + _pick(args, "seeds")))
     return Plan(
         corpora=_sources(args),
@@ -161,6 +166,7 @@ def build_plan(args: argparse.Namespace) -> Plan:
         experiments=list(args.experiments),
         bands_on=args.bands_on,
         skipped_methods=skipped,
+        anony_r_th=args.anony_r_th,
     )
 
 
@@ -168,7 +174,7 @@ def units_of(plan: Plan) -> list[Unit]:
     return [
         Unit(source, setting, seed, method, plan.releases, plan.private_fraction,
              plan.cluster_size, "risk" in plan.experiments, "utility" in plan.experiments,
-             plan.reconstructions, plan.pairs_per_band, plan.bands_on)
+             plan.reconstructions, plan.pairs_per_band, plan.bands_on, plan.anony_r_th)
         for source in plan.corpora
         for setting in plan.settings()
         for seed in plan.seeds
@@ -226,7 +232,7 @@ def _headline(plan: Plan, summaries: list[dict[str, Any]]) -> list[str]:
                 bits.append(f"counterfeits {e['counterfeit_rate']['mean']:.2%}")
             if e["mean_publish_seconds"]:
                 bits.append(f"{e['mean_publish_seconds']['mean']:.2f} s/release")
-            parts.append(f"{method}: {', '.join(bits)}")
+            parts.append(f"{plan.method_label(method)}: {', '.join(bits)}")
         lines.append(f"{source.label} ({plan.default.label()}): " + "; ".join(parts))
     return lines
 
@@ -280,6 +286,11 @@ def main(argv: list[str] | None = None) -> int:
         raise
     for method, note in plan.skipped_methods.items():
         print(f"note: {method} {note}", file=sys.stderr)
+    capped = sorted({s.r_th for s in plan.settings()
+                     if plan.anony_r_th is not None and s.r_th < plan.anony_r_th})
+    if capped and plan.anony_r_th_note():
+        print(f"note: --anony-r-th {plan.anony_r_th:g} is capped at r_th where r_th is lower "
+              f"({', '.join(f'{v:g}' for v in capped)})", file=sys.stderr)
     started = time.perf_counter()
     units = run_units(units_of(plan), args.jobs, not args.no_progress)
     summaries = summarise(units)
@@ -290,6 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
         "jobs": args.jobs,
+        "anony_r_th": plan.anony_r_th,
         "git": _git_state(),
     }
     args.out.mkdir(parents=True, exist_ok=True)

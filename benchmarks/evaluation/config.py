@@ -30,6 +30,7 @@ __all__ = [
     "available_methods",
     "load_corpus",
     "method_params",
+    "reads_anony_r_th",
     "synthetic_corpus",
 ]
 
@@ -112,6 +113,8 @@ class Plan:
     experiments: list[str]
     bands_on: str = "source"
     skipped_methods: dict[str, str] = field(default_factory=dict)
+    #: ``--anony-r-th``: Sanony's and Kanony's Anony threshold (capped at r_th); None: r_th.
+    anony_r_th: float | None = None
 
     def settings(self) -> list[Setting]:
         """The default setting and every sweep point, without repeats, in a stable order."""
@@ -125,6 +128,18 @@ class Plan:
 
     def sweep_setting(self, name: str, value: float) -> Setting:
         return _vary(self.default, name, value)
+
+    def anony_r_th_note(self) -> str:
+        """``anony_r_th 2`` when ``--anony-r-th`` is set and a method reads it, else ``""``."""
+        if self.anony_r_th is None or not any(reads_anony_r_th(m) for m in self.methods):
+            return ""
+        return f"anony_r_th {self.anony_r_th:g}"
+
+    def method_label(self, method: str) -> str:
+        """``method``, with ``(anony_r_th X)`` for Sanony and Kanony when the option is set."""
+        if self.anony_r_th is None or not reads_anony_r_th(method):
+            return method
+        return f"{method} (anony_r_th {self.anony_r_th:g})"
 
 
 def _vary(base: Setting, name: str, value: float) -> Setting:
@@ -154,12 +169,31 @@ def available_methods(requested: list[str]) -> tuple[list[str], dict[str, str]]:
     return kept, skipped
 
 
-def method_params(method: str, r_th: float, cluster_size: int, seed: int) -> PublishParams:
+def method_params(
+    method: str, r_th: float, cluster_size: int, seed: int, anony_r_th: float | None = None
+) -> PublishParams:
     """The method's defaults with the run's ``r_th``, ``cluster_size`` and ``seed`` where it
-    reads them (Inv keeps m = 2 and Wong l = 2, as in the paper's comparison)."""
+    reads them (Inv keeps m = 2 and Wong l = 2, as in the paper's comparison).
+
+    ``anony_r_th`` (``--anony-r-th``) is the threshold of the Anony step of the methods that
+    read it (Sanony, Kanony), capped at ``r_th``; ``None`` keeps their default (``r_th``).
+    Anony itself always sanitises to ``r_th``.
+
+    >>> method_params("sanony", 8, 10, 1, anony_r_th=2).anony_r_th
+    2.0
+    >>> method_params("anony", 8, 10, 1, anony_r_th=2).anony_r_th is None
+    True
+    """
     reads = PublishParams().for_method(method)
     values: dict[str, Any] = {"r_th": float(r_th), "cluster_size": cluster_size, "seed": seed}
+    if anony_r_th is not None:
+        values["anony_r_th"] = min(float(anony_r_th), float(r_th))
     return replace(PublishParams(), **{k: v for k, v in values.items() if k in reads})
+
+
+def reads_anony_r_th(method: str) -> bool:
+    """Whether ``method`` has an Anony step with its own threshold (Sanony, Kanony)."""
+    return "anony_r_th" in PublishParams().for_method(method)
 
 
 _CACHE: dict[CorpusSource, list[Transaction]] = {}

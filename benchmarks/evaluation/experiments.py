@@ -56,6 +56,7 @@ class Unit:
     reconstructions: int
     pairs_per_band: int
     bands_on: str = "source"
+    anony_r_th: float | None = None
 
 
 _PRIVATE: dict[tuple[CorpusSource, float, int], frozenset[str]] = {}
@@ -151,7 +152,10 @@ def run_unit(unit: Unit) -> dict[str, Any]:
         "status": "ok",
     }
     private = private_terms_of(unit.corpus, unit.private_fraction, unit.seed)
-    params = method_params(unit.method, unit.setting.r_th, unit.cluster_size, unit.seed)
+    params = method_params(unit.method, unit.setting.r_th, unit.cluster_size, unit.seed,
+                           unit.anony_r_th)
+    if params.anony_r_th is not None:
+        record["anony_r_th"] = params.anony_r_th
     history = SeriesHistory()
     releases: list[dict[str, Any]] = []
     record["releases"] = releases

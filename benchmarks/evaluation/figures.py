@@ -8,6 +8,7 @@ at the default setting. Bars and points are means over seeds, whiskers the min-m
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -103,11 +104,25 @@ def _grid(plan: Plan, extra: int, title: str) -> tuple[Figure, np.ndarray]:
 
 def _subtitle(plan: Plan) -> str:
     d = plan.default
+    note = plan.anony_r_th_note()
     return (
         f"defaults sz {d.sz * 100:g}%, rep {d.rep * 100:g}%, r_th {d.r_th:g}; "
         f"{plan.releases} releases, {plan.private_fraction:.0%} of terms private; "
-        f"mean of {len(plan.seeds)} seed(s), whiskers min-max"
+        + (f"{'/'.join(_readers(plan))} {note} (Anony step); " if note else "")
+        + f"mean of {len(plan.seeds)} seed(s), whiskers min-max"
     )
+
+
+def _readers(plan: Plan) -> list[str]:
+    """Display names of the methods run whose Anony step takes ``--anony-r-th``."""
+    return [NAMES[m] for m in _methods(plan) if plan.method_label(m) != m]
+
+
+def _name(plan: Plan, method: str) -> str:
+    """Legend name of ``method``; Sanony and Kanony carry ``--anony-r-th`` when it is set."""
+    if plan.method_label(method) == method:
+        return NAMES[method]
+    return f"{NAMES[method]} (anony_r_th {plan.anony_r_th:g})"
 
 
 #: A measure of a setting where every seed failed: drawn as a red cross, not as a bar.
@@ -182,9 +197,12 @@ def _finish(fig: Figure, plan: Plan, path: Path, handles: list[Artist] | None = 
     rows = math.ceil(len(labels) / ncol)
     fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False, fontsize=10)
     height = fig.get_figheight()
-    fig.text(0.5, 1 - 0.5 / height, _subtitle(plan), ha="center", va="top", fontsize=9,
+    # The subtitle on as many lines as the width needs (about 14 characters an inch at 9 pt).
+    subtitle = textwrap.wrap(_subtitle(plan), max(40, int(fig.get_figwidth() * 14)))
+    fig.text(0.5, 1 - 0.5 / height, "\n".join(subtitle), ha="center", va="top", fontsize=9,
              color="#444444")
-    fig.tight_layout(rect=(0, (0.15 + 0.3 * rows) / height, 1, 1 - 0.75 / height))
+    top = 0.75 + 0.16 * (len(subtitle) - 1)
+    fig.tight_layout(rect=(0, (0.15 + 0.3 * rows) / height, 1, 1 - top / height))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -201,7 +219,7 @@ def figure_rows_at_risk(plan: Plan, summaries: list[dict[str, Any]], path: Path)
             for m in methods:
                 found = [_measure(lookup(summaries, source.label, s, m), "rows_at_risk")
                          for s in settings]
-                series.append((NAMES[m], found, {"color": COLOURS[m]}))
+                series.append((_name(plan, m), found, {"color": COLOURS[m]}))
             bars = _grouped_bars(ax, [_tick(sweep, v) for v in values], series)
             for group, (_, found, _) in zip(bars, series, strict=True):
                 shown = [v for v in found if np.isfinite(v[0])]
@@ -231,7 +249,7 @@ def figure_counterfeits(plan: Plan, summaries: list[dict[str, Any]], path: Path)
             for m in methods:
                 found = [_measure(lookup(summaries, source.label, s, m), "counterfeit_rate", 100)
                          for s in settings]
-                series.append((NAMES[m], found, {"color": COLOURS[m]}))
+                series.append((_name(plan, m), found, {"color": COLOURS[m]}))
             bars = _grouped_bars(ax, [_tick(sweep, v) for v in values], series)
             for group, m in zip(bars, methods, strict=True):
                 worst = [_measure(lookup(summaries, source.label, s, m), "worst_release_rate",
@@ -245,7 +263,7 @@ def figure_counterfeits(plan: Plan, summaries: list[dict[str, Any]], path: Path)
         _per_release_panel(axes[r, -1], plan, summaries, source.label, methods,
                            "counterfeit_rate", 100, "counterfeit rows (%)")
         _paper_lines(axes[r, -1])
-    handles: list[Artist] = [Patch(color=COLOURS[m], label=NAMES[m]) for m in methods]
+    handles: list[Artist] = [Patch(color=COLOURS[m], label=_name(plan, m)) for m in methods]
     handles += [
         Line2D([], [], color="black", marker="D", mfc="white", ls="", markersize=4.5, mew=1.2,
                label="worst release"),
@@ -281,7 +299,7 @@ def _per_release_panel(
         highs = np.array([s["max"] * scale if s else np.nan for s in stats])
         shown = releases[: len(means)]
         marker, style = LINES[m]
-        ax.plot(shown, means, marker=marker, ls=style, color=COLOURS[m], label=NAMES[m],
+        ax.plot(shown, means, marker=marker, ls=style, color=COLOURS[m], label=_name(plan, m),
                 mfc="none" if style == "--" else COLOURS[m])
         ax.fill_between(shown, lows, highs, color=COLOURS[m], alpha=0.15, lw=0)
     ax.set_xticks(releases)
@@ -307,7 +325,7 @@ def figure_utility(plan: Plan, summaries: list[dict[str, Any]], path: Path) -> N
                 light, dark = BAND_COLOURS[band]
                 style = ({"color": light, "hatch": "//", "edgecolor": dark, "lw": 0}
                          if m == "anony" else {"color": dark})
-                series.append((f"{NAMES[m]}, {band} ({BANDS[band][0]}-{BANDS[band][1]})",
+                series.append((f"{_name(plan, m)}, {band} ({BANDS[band][0]}-{BANDS[band][1]})",
                                found, style))
             _grouped_bars(axes[r, c], [_tick(sweep, v) for v in values], series)
             _label_panel(axes[r, c], source.label, sweep, "relative error re")
@@ -331,7 +349,7 @@ def figure_utility_methods(plan: Plan, summaries: list[dict[str, Any]], path: Pa
     labels = [f"{band} ({lo}-{hi})" for band, (lo, hi) in BANDS.items()]
     for c, source in enumerate(plan.corpora):
         series = [
-            (NAMES[m], [_utility(lookup(summaries, source.label, plan.default, m), band)
+            (_name(plan, m), [_utility(lookup(summaries, source.label, plan.default, m), band)
                         for band in BANDS], {"color": COLOURS[m]})
             for m in methods
         ]
@@ -362,7 +380,7 @@ def figure_runtime(plan: Plan, summaries: list[dict[str, Any]], path: Path) -> N
                 x = np.arange(len(values))
                 marker, style = LINES[m]
                 ax.plot(x, found[:, 0], marker=marker, ls=style, color=COLOURS[m],
-                        label=NAMES[m], mfc="none" if style == "--" else COLOURS[m])
+                        label=_name(plan, m), mfc="none" if style == "--" else COLOURS[m])
                 ax.fill_between(x, found[:, 1], found[:, 2], color=COLOURS[m], alpha=0.15, lw=0)
                 failures.extend(failed)
             ax.set_xticks(np.arange(len(values)), [_tick(sweep, v) for v in values])

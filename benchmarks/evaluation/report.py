@@ -60,7 +60,8 @@ def _sweep_table(
     cell: Callable[[dict[str, Any] | None], str],
     extra: tuple[str, Callable[[str, Setting], str]] | None = None,
 ) -> list[str]:
-    header = ["corpus", "setting", *methods] + ([extra[0]] if extra else [])
+    header = ["corpus", "setting", *[plan.method_label(m) for m in methods]]
+    header += [extra[0]] if extra else []
     rows = []
     for corpus, label, setting in _rows(plan):
         row = [corpus, label] + [_cell(lookup(summaries, corpus, setting, m), cell)
@@ -124,7 +125,8 @@ def _counterfeit_section(
             if not e:
                 continue
             per = [_fmt(r["counterfeit_rate"], "pct") for r in e["per_release"]]
-            rows.append([source.label, m, *per, _fmt(e["counterfeit_rate"], "pct"),
+            rows.append([source.label, plan.method_label(m), *per,
+                         _fmt(e["counterfeit_rate"], "pct"),
                          _fmt(e["mean_release_rate"], "pct")])
     lines += _table(header, rows)
     return lines + _phase_table(plan, units)
@@ -153,9 +155,10 @@ def _phase_table(plan: Plan, units: list[dict[str, Any]]) -> list[str]:
         ])
     if not rows:
         return []
-    return ["Sanony's counterfeit rows by phase at the default setting, summed over the series "
-            "(mean over seeds; `bp_global` are BP rows for the global composition, `repair` the "
-            "checked post-condition's):", "", *_table(header, rows)]
+    note = f" ({plan.anony_r_th_note()})" if plan.anony_r_th_note() else ""
+    return [f"Sanony's{note} counterfeit rows by phase at the default setting, summed over the "
+            "series (mean over seeds; `bp_global` are BP rows for the global composition, "
+            "`repair` the checked post-condition's):", "", *_table(header, rows)]
 
 
 def _utility_section(plan: Plan, summaries: list[dict[str, Any]]) -> list[str]:
@@ -166,7 +169,7 @@ def _utility_section(plan: Plan, summaries: list[dict[str, Any]]) -> list[str]:
              f"Mean re (formula 21) over the pairs drawn from each support band (read on the "
              f"{where}), each averaged over the random reconstructions. "
              "`Sanony vs Anony` is the relative change of the mean re.", ""]
-    header = ["corpus", "setting", "band", *methods]
+    header = ["corpus", "setting", "band", *[plan.method_label(m) for m in methods]]
     if "anony" in methods and "sanony" in methods:
         header.append("Sanony vs Anony")
     rows = []
@@ -231,7 +234,10 @@ def markdown_report(
         f"Defaults: sz {d.sz * 100:g}%, rep {d.rep * 100:g}%, r_th {d.r_th:g}, "
         f"{plan.releases} releases, {plan.private_fraction:.0%} of the terms private, "
         f"cluster size {plan.cluster_size}; seeds {plan.seeds}; {plan.reconstructions} "
-        f"reconstructions, {plan.pairs_per_band} pairs per band per release.", "",
+        f"reconstructions, {plan.pairs_per_band} pairs per band per release"
+        + (f"; Sanony's and Kanony's Anony step at anony_r_th {plan.anony_r_th:g} "
+           f"(`--anony-r-th`, capped at r_th; Anony itself at r_th)"
+           if plan.anony_r_th_note() else "") + ".", "",
         f"Methods run: {', '.join(plan.methods)}. Wall time: {meta['wall_seconds']:.0f} s "
         f"({meta['machine']}, {meta['jobs']} job(s)). Code: commit {meta['git']['commit']}"
         + (f", uncommitted changes in {', '.join(meta['git']['uncommitted_app_files'])}"

@@ -12,6 +12,7 @@ import pytest
 
 from app.core.model import PublishedCluster, PublishedRelease
 from benchmarks.evaluate import main
+from benchmarks.evaluation.config import method_params
 from benchmarks.evaluation.figures import FIGURES
 from benchmarks.evaluation.utility import inv_value_terms, published_supports, relative_error
 
@@ -117,3 +118,35 @@ def test_inv_values_are_decoded_before_reconstruction() -> None:
                                "inv", inv_value_terms)
     assert draws[0].mean() == pytest.approx(2.0, abs=0.08)
     assert draws[1].mean() == pytest.approx(2.0, abs=0.08)
+
+
+def test_anony_r_th_reaches_sanony_and_kanony_only() -> None:
+    assert method_params("sanony", 8.0, 10, 1).anony_r_th is None  # default: r_th (SPEC)
+    assert method_params("sanony", 8.0, 10, 1, anony_r_th=2).anony_r_th == 2.0
+    assert method_params("kanony", 8.0, 10, 1, anony_r_th=2).anony_r_th == 2.0
+    assert method_params("sanony", 4.0, 10, 1, anony_r_th=6).anony_r_th == 4.0  # capped at r_th
+    for method in ("anony", "inv", "wong", "scomp"):
+        assert method_params(method, 8.0, 10, 1, anony_r_th=2).anony_r_th is None
+
+
+def test_anony_r_th_option_is_run_recorded_and_labelled(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code = main(["--corpora", "SYN", "--synthetic-size", "1500", "--default-sz", "20%",
+                 "--sweeps", "--releases", "2", "--seeds", "1", "--reconstructions", "2",
+                 "--methods", "anony", "sanony", "--experiments", "counterfeits", "utility",
+                 "--anony-r-th", "2", "--no-figures", "--no-progress", "--out", str(out)])
+    assert code == 0
+    document = json.loads((out / "results.json").read_text())
+    assert document["meta"]["anony_r_th"] == 2.0
+    assert document["plan"]["anony_r_th"] == 2.0
+    by_method = {u["method"]: u for u in document["units"]}
+    assert by_method["sanony"]["anony_r_th"] == 2.0
+    assert "anony_r_th" not in by_method["anony"]
+    report = (out / "results.md").read_text()
+    assert "sanony (anony_r_th 2)" in report
+    assert "anony_r_th 2" in report.splitlines()[4]  # the run description
+
+
+def test_anony_r_th_below_one_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--corpora", "SYN", "--anony-r-th", "0.5", "--no-figures"]) == 2
+    assert "--anony-r-th" in capsys.readouterr().err
