@@ -8,17 +8,43 @@ from typing import Any
 from app.core.model import PublishedCluster, PublishedRelease
 from app.core.risk import ReleaseRisk
 
-__all__ = ["cluster_document", "release_document", "risk_document"]
+__all__ = ["cluster_document", "release_document", "release_header", "risk_document"]
 
 
 def cluster_document(cluster: PublishedCluster) -> dict[str, Any]:
-    """One published cluster: rows, private-term counts, global share, BP+FP1 counterfeits."""
+    """One published cluster: rows, private-term counts, global share, BP+FP1 counterfeits.
+
+    Rows stay tuples: ``json`` writes them as arrays, and a large release is not copied.
+    """
     return {
         "cluster_id": cluster.cluster_id,
-        "rows": [list(row) for row in cluster.rows],
-        "private_terms": dict(cluster.private_counts),
-        "global_share": dict(cluster.global_share),
+        "rows": cluster.rows,
+        "private_terms": cluster.private_counts,
+        "global_share": cluster.global_share,
         "counterfeits": cluster.counterfeits,
+    }
+
+
+def release_header(
+    release: PublishedRelease,
+    series: str,
+    method: str,
+    params: Mapping[str, Any],
+    *,
+    release_no: int | None = None,
+    label: str | None = None,
+) -> dict[str, Any]:
+    """Everything of the public release but its clusters (the first NDJSON line)."""
+    return {
+        "series": series,
+        "release_no": release.release_no if release_no is None else release_no,
+        "label": release.label if label is None else label,
+        "method": method,
+        "params": dict(params),
+        "n_rows": release.n_rows,
+        "population_rates": release.population_rates,
+        "global_bag": release.global_bag,
+        "global_counterfeits": release.global_counterfeits,
     }
 
 
@@ -26,18 +52,9 @@ def release_document(
     release: PublishedRelease, series: str, method: str, params: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The analyst's view of a release; nothing private (SPEC 3)."""
-    return {
-        "series": series,
-        "release_no": release.release_no,
-        "label": release.label,
-        "method": method,
-        "params": dict(params),
-        "n_rows": release.n_rows,
-        "population_rates": dict(release.population_rates),
-        "global_bag": dict(release.global_bag),
-        "global_counterfeits": release.global_counterfeits,
-        "clusters": [cluster_document(c) for c in release.clusters],
-    }
+    document = release_header(release, series, method, params)
+    document["clusters"] = [cluster_document(c) for c in release.clusters]
+    return document
 
 
 def risk_document(risk: ReleaseRisk) -> dict[str, Any]:

@@ -14,11 +14,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.model import PublishedCluster, PublishedRelease
+from app.core.model import PublishedRelease
 from app.db.models import Release, Series
 from app.db.repositories.release_load import load_releases
 from app.db.repositories.releases import ReleaseRepository
 from app.errors import NotFound
+from app.io.public import cluster_document, release_header
 from app.schemas.releases import ReleaseListItem, ReleaseSummary
 
 __all__ = ["get_release", "list_releases", "render_json", "render_ndjson", "summary",
@@ -56,27 +57,10 @@ def summary(release: PublishedRelease, method: str) -> ReleaseSummary:
 
 
 def _header(series: Series, model: Release, release: PublishedRelease) -> dict[str, Any]:
-    return {
-        "series": series.name,
-        "release_no": model.release_no,
-        "label": model.label,
-        "method": model.method,
-        "params": model.params,
-        "n_rows": release.n_rows,
-        "population_rates": release.population_rates,
-        "global_bag": release.global_bag,
-        "global_counterfeits": release.global_counterfeits,
-    }
-
-
-def _cluster(cluster: PublishedCluster) -> dict[str, Any]:
-    return {
-        "cluster_id": cluster.cluster_id,
-        "rows": cluster.rows,
-        "private_terms": cluster.private_counts,
-        "global_share": cluster.global_share,
-        "counterfeits": cluster.counterfeits,
-    }
+    return release_header(
+        release, series.name, model.method, model.params,
+        release_no=model.release_no, label=model.label,
+    )
 
 
 class _RenderCache:
@@ -119,7 +103,7 @@ def render_json(series: Series, model: Release, release: PublishedRelease) -> by
     cached = _RENDERED.get(key)
     if cached is None:
         body = _header(series, model, release)
-        body["clusters"] = [_cluster(c) for c in release.clusters]
+        body["clusters"] = [cluster_document(c) for c in release.clusters]
         cached = _dumps(body).encode()
         _RENDERED.put(key, cached)
     return cached
@@ -130,7 +114,7 @@ def render_ndjson(series: Series, model: Release, release: PublishedRelease) -> 
     yield _dumps(_header(series, model, release)).encode() + b"\n"
     batch: list[bytes] = []
     for cluster in release.clusters:
-        batch.append(_dumps(_cluster(cluster)).encode() + b"\n")
+        batch.append(_dumps(cluster_document(cluster)).encode() + b"\n")
         if len(batch) >= 256:
             yield b"".join(batch)
             batch = []
