@@ -12,6 +12,7 @@ import os
 import socket
 
 import procrastinate
+import procrastinate.exceptions
 from sqlalchemy import update
 
 from app.db.models import Job
@@ -30,9 +31,16 @@ async def recover_stalled(app: procrastinate.App, runtime: Runtime) -> int:
         task_name=publish_release.name,
         seconds_since_heartbeat=runtime.settings.stalled_after_s,
     ))
+    ids: list[int] = []
     for job in stalled:
-        await app.job_manager.retry_job(job)
-    ids = [job.id for job in stalled if job.id is not None]
+        try:
+            await app.job_manager.retry_job(job)
+        except procrastinate.exceptions.ConnectorException:
+            # Another worker's recovery requeued it first (the job is no longer "doing").
+            _log.info("stalled job already requeued", procrastinate_id=job.id)
+            continue
+        if job.id is not None:
+            ids.append(job.id)
     if ids:
         async with runtime.db.session() as session:
             await session.execute(
