@@ -24,7 +24,7 @@ from app.core.history import SeriesHistory
 from app.core.model import Transaction
 from app.core.params import parse_params
 from app.core.pipeline import publish
-from app.core.risk import assess_series
+from app.core.risk.assess import assess_series
 from app.core.segen import choose_private_terms
 from app.io.corpus import read_corpus
 from app.io.public import release_document, risk_document

@@ -1,16 +1,15 @@
 """The pure algorithmic core of Serialpub: no I/O, no web framework, no database.
 
-Modules, one concept each:
+Grouped by the papers' families, one concept per module:
 
-- :mod:`app.core.model`: corpora, published releases, private ledgers.
-- :mod:`app.core.params`: method parameters with their defaults.
-- :mod:`app.core.clustering`: partitioning a corpus by similarity (SPEC 2.1).
-- :mod:`app.core.anony`: segregation, sanitisation, refining (SPEC 2).
-- :mod:`app.core.overlap`: the overlap index and s-ranges (SPEC 4, formulas 5-6).
-- :mod:`app.core.likelihood`: formulas 13 and 14 in log space.
-- :mod:`app.core.risk`: posterior (12), serial risk (15) and summaries.
-- :mod:`app.core.counterfeit`: counterfeit synthesis (Definition 14).
-- :mod:`app.core.perturbation`: BP, FP1, FP2 (SPEC 5).
-- :mod:`app.core.sanony`: the whole Sanony mechanism with its post-condition.
-- :mod:`app.core.pipeline`: one entry point for every method.
+- shared types and entry points: :mod:`app.core.model` (corpora, releases, ledgers),
+  :mod:`app.core.params`, :mod:`app.core.history`, :mod:`app.core.validation`,
+  :mod:`app.core.pipeline` (one entry point for every method), :mod:`app.core.segen` (SPEC 10).
+- :mod:`app.core.anonymisation`: clustering (SPEC 2.1) and Anony (SPEC 2); change the
+  clustering here.
+- :mod:`app.core.risk`: the adversary (SPEC 4): overlaps, s-ranges, likelihoods (13, 14),
+  posterior (12), serial risk (15); change the adversary here.
+- :mod:`app.core.perturbation`: counterfeits (Definition 14), BP, FP1, FP2, the checked
+  post-condition and Sanony as a whole (SPEC 5).
+- :mod:`app.core.variants`: Wong, Kanony, sComp and Inv (SPEC 6-9).
 """

@@ -29,27 +29,27 @@ class Publisher(Protocol):
 def _publisher(method: str) -> Publisher:
     # Imported lazily so that a method's module is loaded only when a series uses it.
     if method == "sanony":
-        from app.core.sanony import publish_sanony
+        from app.core.perturbation.sanony import publish_sanony
 
         return publish_sanony
     if method == "anony":
-        from app.core.sanony import publish_anony
+        from app.core.perturbation.sanony import publish_anony
 
         return publish_anony
     if method == "wong":
-        from app.core.wong import publish_wong
+        from app.core.variants.wong import publish_wong
 
         return publish_wong
     if method == "kanony":
-        from app.core.kanony import publish_kanony
+        from app.core.variants.kanony import publish_kanony
 
         return publish_kanony
     if method == "scomp":
-        from app.core.scomp import publish_scomp
+        from app.core.variants.scomp import publish_scomp
 
         return publish_scomp
     if method == "inv":
-        from app.core.inv import publish_inv
+        from app.core.variants.inv import publish_inv
 
         return publish_inv
     raise InvalidParameter(f"method: unknown method {method!r}", {"param": "method"})

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.core.model import PublishedCluster, PublishedRelease
-from app.core.risk import ReleaseRisk
+from app.core.risk.assess import ReleaseRisk
 
 __all__ = ["cluster_document", "release_document", "release_header", "risk_document"]
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.model import PublishedRelease
-from app.core.overlap import release_cover
-from app.core.risk import ReleaseRisk, assess_release
+from app.core.risk.assess import ReleaseRisk, assess_release
+from app.core.risk.overlap import release_cover
 from app.db.models import Release, Series
 from app.db.repositories.releases import ReleaseRepository
 from app.db.repositories.statistics import statistics_of
@@ -51,7 +51,7 @@ def default_r_th(series: Series) -> float:
 
 async def assess(series_id: int, releases: Sequence[PublishedRelease], index: int,
                  r_th: float) -> ReleaseRisk:
-    """``app.core.risk.assess_release`` in a worker thread, cached."""
+    """``app.core.risk.assess.assess_release`` in a worker thread, cached."""
     key = (series_id, len(releases), index, float(r_th))
     found = _CACHE.get(key)
     if found is None:
@@ -152,7 +152,7 @@ async def statistics(session: AsyncSession, series: Series, secret: bytes,
     if series.method != "wong":
         raise NotFound(f"series {series.name!r} uses {series.method}, which keeps no statistics "
                        "file", {"series": series.name}, code="no_statistics_file")
-    from app.core.wong import breach_probability
+    from app.core.variants.wong import breach_probability
 
     found = await statistics_of(session, series.id, individual_key(secret, individual))
     level = effective_params(series).l

@@ -37,12 +37,12 @@ __all__ = [
 #: Display order; the first three are always there, the last three once their modules land.
 ALL_METHODS: tuple[str, ...] = ("anony", "sanony", "inv", "kanony", "scomp", "wong")
 _MODULES = {
-    "anony": ("app.core.sanony", "publish_anony"),
-    "sanony": ("app.core.sanony", "publish_sanony"),
-    "wong": ("app.core.wong", "publish_wong"),
-    "kanony": ("app.core.kanony", "publish_kanony"),
-    "scomp": ("app.core.scomp", "publish_scomp"),
-    "inv": ("app.core.inv", "publish_inv"),
+    "anony": ("app.core.perturbation.sanony", "publish_anony"),
+    "sanony": ("app.core.perturbation.sanony", "publish_sanony"),
+    "wong": ("app.core.variants.wong", "publish_wong"),
+    "kanony": ("app.core.variants.kanony", "publish_kanony"),
+    "scomp": ("app.core.variants.scomp", "publish_scomp"),
+    "inv": ("app.core.variants.inv", "publish_inv"),
 }
 
 KNOWN_CORPORA = {"B1": "bms-webview-1.dat", "B2": "bms-webview-2.dat"}

@@ -5,7 +5,7 @@ For a corpus, a setting ``(sz, rep, r_th)``, a seed and a method: SeGen draws th
 through :func:`app.core.pipeline.publish` against the growing history, and the unit records per
 release the rows, counterfeit rows (from the private ledger), publish time and phases, the
 utility of the release (:mod:`benchmarks.evaluation.utility`) and, once the whole series is out,
-the rows whose serial risk exceeds ``r_th`` (:func:`app.core.risk.assess_series`: every
+the rows whose serial risk exceeds ``r_th`` (:func:`app.core.risk.assess.assess_series`: every
 release against every other, earlier and later).
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
 from app.core.pipeline import publish
-from app.core.risk import assess_series
+from app.core.risk.assess import assess_series
 from app.core.segen import choose_private_terms, segen
 from benchmarks.evaluation.config import (
     CorpusSource,

@@ -82,7 +82,7 @@ def _cell(entry: dict[str, Any] | None, cell: Callable[[dict[str, Any] | None], 
 def _risk_section(plan: Plan, summaries: list[dict[str, Any]]) -> list[str]:
     lines = ["## Rows at risk (Fig. 6)", "",
              "Rows whose serial risk exceeds r_th, summed over the releases of the series, each "
-             "release judged against every other one (`app.core.risk.assess_series`). "
+             "release judged against every other one (`app.core.risk.assess.assess_series`). "
              "Mean over seeds (min-max).", ""]
     return lines + _sweep_table(
         plan, summaries, _methods(plan),

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.anony import anonymise, global_shares
+from app.core.anonymisation.anony import anonymise, global_shares
 
 PRIVATE = ("s1", "s2", "s3")
 

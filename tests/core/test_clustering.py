@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.core.clustering import frequency_order_clusters, label_clusters
+from app.core.anonymisation.clustering import frequency_order_clusters, label_clusters
 
 rows_strategy = st.lists(
     st.lists(st.sampled_from("abcdefgh"), max_size=4).map(lambda t: tuple(sorted(set(t)))),

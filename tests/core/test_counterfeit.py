@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from app.core.counterfeit import CounterfeitFactory
-from app.core.state import ClusterState, ReleaseState, SeriesState
+from app.core.perturbation.counterfeit import CounterfeitFactory
+from app.core.risk.state import ClusterState, ReleaseState, SeriesState
 
 
 def _state(rows: list[tuple[str, ...]], other: list[tuple[str, ...]]) -> SeriesState:

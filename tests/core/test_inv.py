@@ -1,4 +1,4 @@
-"""Inv, the m-invariance baseline (app.core.inv; SPEC 9, Sanony paper 4.3 and Example 2)."""
+"""Inv, the m-invariance baseline (app.core.variants.inv; SPEC 9, Sanony paper 4.3, Example 2)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from app.core.errors import InvalidCorpus, PublicationFailed
 from app.core.history import SeriesHistory
-from app.core.inv import NULL_VALUE, publish_inv, sensitive_value, signatures_of
 from app.core.model import Publication, Transaction, make_row
 from app.core.params import PublishParams, parse_params
 from app.core.pipeline import publish
+from app.core.variants.inv import NULL_VALUE, publish_inv, sensitive_value, signatures_of
 from tests.core.paper_example import CORPORA, PRIVATE
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from app.core.errors import InvalidParameter, PublicationFailed
 from app.core.history import SeriesHistory
-from app.core.kanony import categorise, global_bag_counterfeits, retained_terms
 from app.core.model import Publication, PublishedRelease, ReleaseLedger, Transaction
 from app.core.params import parse_params
 from app.core.pipeline import publish
+from app.core.variants.kanony import categorise, global_bag_counterfeits, retained_terms
 from tests.core.paper_example import PRIVATE as SANONY_PRIVATE
 from tests.core.paper_example import corpus as sanony_corpus
 from tests.core.series_strategies import PUBLIC_TERMS, SmallSeries, small_series

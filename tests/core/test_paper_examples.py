@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from app.core.risk import assess_series
+from app.core.risk.assess import assess_series
 from tests.core.paper_example import publish_series
 from tests.oracle.serial_risk import max_risk, serial_risks
 

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.likelihood import log_likelihood_ratio
 from app.core.model import PublishedCluster, PublishedRelease
-from app.core.overlap import release_cover
-from app.core.posterior import posterior
-from app.core.risk import assess_series
+from app.core.risk.assess import assess_series
+from app.core.risk.likelihood import log_likelihood_ratio
+from app.core.risk.overlap import release_cover
+from app.core.risk.posterior import posterior
 from tests.oracle.serial_risk import likelihoods, serial_risks
 
 ROWS = [("a",), ("b",), ("a", "b"), ("c",), ("a", "c"), ()]

@@ -17,13 +17,13 @@ from app.core.history import SeriesHistory
 from app.core.model import Publication, PublishedRelease, Transaction, make_row
 from app.core.params import parse_params
 from app.core.pipeline import publish
-from app.core.scomp import (
+from app.core.segen import choose_private_terms, segen
+from app.core.variants.scomp import (
     cluster_fails,
     failing_clusters,
     linkability,
     term_probability,
 )
-from app.core.segen import choose_private_terms, segen
 from tests.core.series_strategies import SmallSeries, small_series
 
 DATA = Path("/work/shared/data/bms-webview-1.dat")

@@ -1,4 +1,4 @@
-"""Wong et al.'s global guarantee (app.core.wong), checked against the paper's own numbers.
+"""Wong et al.'s global guarantee (app.core.variants.wong), checked against the paper's own numbers.
 
 Running example: Figure 1 (raw tables T1, T2), Figure 2 (groups of 2), Figure 4 (groups of 4),
 Examples 2 and 3, Table 1. Sex and zip code are the non-private terms, diseases are private.
@@ -21,7 +21,7 @@ from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
 from app.core.params import PublishParams
 from app.core.pipeline import publish
-from app.core.wong import (
+from app.core.variants.wong import (
     breach_probability,
     constant_ratio,
     geometric_ratio,

@@ -238,7 +238,7 @@ def _linked(overlap: Counter[Row], blocked: set[Row]) -> Counter[Row]:
 def cluster_cover(views: Sequence[Sequence[View]], i: int, c: int) -> Cover:
     """Cover of cluster ``c`` of release ``i`` under the team's linking rule.
 
-    Team decision (see ``app/core/state.py``): a non-private set links two clusters only when
+    Team decision (see ``app/core/risk/state.py``): a non-private set links two clusters only when
     each of their two releases holds it in a single cluster.
     """
     mine = views[i][c]
@@ -258,7 +258,7 @@ def global_covers(
     views: Sequence[Sequence[View]], wholes: Sequence[View], i: int
 ) -> list[Cover]:
     """One single-overlap cover of release ``i`` per other whole release, same linking rule
-    (team decision, ``app/core/overlap.py``: ``release_overlap``)."""
+    (team decision, ``app/core/risk/overlap.py``: ``release_overlap``)."""
     covers: list[Cover] = []
     for k, whole in enumerate(wholes):
         if k == i:

@@ -7,7 +7,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from app.core.model import PublishedRelease, Row
-from app.core.state import ClusterRef, SeriesState
+from app.core.risk.state import ClusterRef, SeriesState
 
 __all__ = [
     "Overlap",
@@ -73,7 +73,7 @@ def cluster_cover(
     """Cover Ω(C*) (Definition 8): overlaps with clusters of every other release.
 
     A row links only where each release holds its set in one cluster (see
-    :mod:`app.core.state`). ``releases`` restricts the other side to those release positions.
+    :mod:`app.core.risk.state`). ``releases`` restricts the other side to those release positions.
     """
     j = ref[0]
     cluster = state.cluster(ref)
@@ -93,7 +93,7 @@ def cluster_cover(
 def release_overlap(state: SeriesState, j: int, k: int) -> Counter[Row]:
     """Common rows of whole releases ``j`` and ``k`` (global composition, section 2.3.2).
 
-    The linking rule of :mod:`app.core.state` holds here too: a set counts only when each
+    The linking rule of :mod:`app.core.risk.state` holds here too: a set counts only when each
     release holds it in one cluster. Popular sets (one page clicked by hundreds) fill several
     clusters and would otherwise make most of two releases "common": on BMS-WebView-1 two
     5% snapshots shared 68% of their rows by set, though only 40% were the same transactions,

@@ -14,9 +14,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from app.core.anony import AnonyResult, anonymise
-from app.core.clustering import partition as partition_corpus
-from app.core.counterfeit import CounterfeitFactory
+from app.core.anonymisation.anony import AnonyResult, anonymise
+from app.core.anonymisation.clustering import partition as partition_corpus
 from app.core.history import SeriesHistory
 from app.core.model import (
     ClusterLedger,
@@ -28,10 +27,11 @@ from app.core.model import (
     make_row,
 )
 from app.core.params import PublishParams
-from app.core.perturbation import Perturber
+from app.core.perturbation.counterfeit import CounterfeitFactory
+from app.core.perturbation.perturber import Perturber
+from app.core.perturbation.repair import Repairer
 from app.core.progress import Progress, ProgressCallback
-from app.core.repair import Repairer
-from app.core.state import ClusterState, ReleaseState, SeriesState
+from app.core.risk.state import ClusterState, ReleaseState, SeriesState
 
 __all__ = [
     "BeforeRates",

@@ -47,9 +47,9 @@ from app.core.errors import InvalidParameter
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
 from app.core.params import PublishParams
+from app.core.perturbation.sanony import publish_sanony
 from app.core.progress import ProgressCallback
-from app.core.sanony import publish_sanony
-from app.core.state import ReleaseState
+from app.core.risk.state import ReleaseState
 from app.core.validation import MAX_TERM_LENGTH
 
 __all__ = [

@@ -5,7 +5,7 @@ to grow the anonymized groups"); SPEC 6 fixes it as: groups are clusters publish
 grown by merging the most similar groups until every (individual, private term) pair of a group
 meets its required size ratio ``n_k / n_{k,s}`` (Theorem 1 and the chosen strategy), with
 suppression (section 6.3) where no feasible group is found. This module implements that part;
-:mod:`app.core.wong` computes the required ratios and assembles the release.
+:mod:`app.core.variants.wong` computes the required ratios and assembles the release.
 
 Requirements are exact rationals (:class:`Need`), so that the pass/fail test
 ``c * num <= n * den`` never depends on floating point; the float ``value`` only steers the

@@ -40,7 +40,7 @@ from app.core.model import (
 from app.core.params import PublishParams
 from app.core.progress import Progress, ProgressCallback
 from app.core.validation import individual_keys, validate_corpus
-from app.core.wong_groups import (
+from app.core.variants.wong_groups import (
     Group,
     Need,
     cut_runs,
@@ -265,7 +265,8 @@ def publish_wong(
 
     Groups start as runs of ``params.cluster_size`` transactions in the similarity order (or
     the client's ``cluster`` labels when every transaction has one) and are merged bottom-up
-    (:func:`app.core.wong_groups.form_groups`) until every member o and term s of a group meet
+    (:func:`app.core.variants.wong_groups.form_groups`) until every member o and term s of a
+    group meet
     ``n_k / n_{k,s} >= required_ratio(m(o, s))``; copies of s are suppressed where that fails
     (section 6.3). Groups are published anatomy-style: rows (non-private sets, shuffled with
     ``params.seed``) and private-term counts, no global bag.

@@ -50,13 +50,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from app.core.anony import AnonyResult, anonymise
-from app.core.clustering import partition as partition_corpus
+from app.core.anonymisation.anony import AnonyResult, anonymise
+from app.core.anonymisation.clustering import partition as partition_corpus
 from app.core.history import SeriesHistory
 from app.core.model import Publication, PublishedRelease, Row, Transaction, make_row
 from app.core.params import PublishParams
+from app.core.perturbation.sanony import finalise, release_state
 from app.core.progress import Progress, ProgressCallback
-from app.core.sanony import finalise, release_state
 
 __all__ = [
     "ScompResult",

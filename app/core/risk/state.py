@@ -12,7 +12,7 @@ traced from one cluster to one cluster, and the pairwise multiset intersection w
 the same copies once for every pair of clusters holding it: ten clusters of one popular
 page in each release would be declared the same ten transactions a hundred times over, with
 contradictory private-term counts that the likelihoods then read as certainty. The global
-composition (whole releases) uses the same rule, see :func:`app.core.overlap.release_overlap`.
+composition (whole releases) uses the same rule, see :func:`app.core.risk.overlap.release_overlap`.
 """
 
 from __future__ import annotations

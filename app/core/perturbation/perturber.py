@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from app.core.counterfeit import CounterfeitFactory
 from app.core.model import Row
-from app.core.overlap import Overlap, cluster_cover, release_overlap, s_range
-from app.core.risk import cluster_posteriors, global_posteriors, serial_risk
-from app.core.state import ClusterState, SeriesState
+from app.core.perturbation.counterfeit import CounterfeitFactory
+from app.core.risk.assess import cluster_posteriors, global_posteriors, serial_risk
+from app.core.risk.overlap import Overlap, cluster_cover, release_overlap, s_range
+from app.core.risk.state import ClusterState, SeriesState
 
 __all__ = ["Perturber"]
 

@@ -2,8 +2,8 @@
 
 A *group* is m-unique: one row per value of its signature, each row a true transaction or a
 counterfeit. Groups with the same signature make a *bucket*; the published clusters are runs
-of a bucket's groups (:mod:`app.core.inv`), so every cluster holds the same number of copies
-of each value of its signature and every member's signature is the bucket's.
+of a bucket's groups (:mod:`app.core.variants.inv`), so every cluster holds the same number of
+copies of each value of its signature and every member's signature is the bucket's.
 
 - **Division.** A persisting individual (one with a signature from an earlier release) goes to
   the bucket of its signature. One whose value has left its signature (its private set

@@ -9,7 +9,7 @@ An individual's *signature* is the set of values of its published cluster. m-inv
 when every cluster holds at least m distinct values, the same number of copies of each, and
 an individual keeps its first signature in every release it appears in (here: for good, also
 after an absence; the original requires it over a continuous lifespan). Buckets are built by
-:func:`app.core.inv_buckets.plan_groups`; counterfeit rows complete signatures.
+:func:`app.core.variants.inv_buckets.plan_groups`; counterfeit rows complete signatures.
 
 Publication is anatomy-style: a cluster's rows are its members' non-private sets (counterfeits
 included, shuffled) and its ``private_counts`` count each *value*, the concatenated string
@@ -28,7 +28,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
-from app.core.inv_buckets import BALANCING, ELIGIBILITY, Plan, Slot, plan_groups
 from app.core.model import (
     ClusterLedger,
     Publication,
@@ -42,6 +41,7 @@ from app.core.model import (
 from app.core.params import PublishParams
 from app.core.progress import Progress, ProgressCallback
 from app.core.validation import individual_keys
+from app.core.variants.inv_buckets import BALANCING, ELIGIBILITY, Plan, Slot, plan_groups
 
 __all__ = ["NULL_VALUE", "publish_inv", "sensitive_value", "signatures_of"]
 
@@ -151,7 +151,8 @@ def publish_inv(
 
 
 def _similarity_order(rows: Sequence[Row]) -> list[int]:
-    """Positions sorted by their terms ranked by frequency (as :mod:`app.core.clustering`)."""
+    """Positions sorted by their terms ranked by frequency (as
+    :mod:`app.core.anonymisation.clustering`)."""
     frequency = Counter(t for row in rows for t in row)
     rank = {
         t: r for r, (t, _) in enumerate(sorted(frequency.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from app.core.model import Row
-from app.core.state import ClusterState, SeriesState
+from app.core.risk.state import ClusterState, SeriesState
 
 __all__ = ["CounterfeitFactory"]
 

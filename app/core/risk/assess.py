@@ -19,11 +19,11 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from app.core.likelihood import log_likelihood_ratio
 from app.core.model import PublishedRelease, Row
-from app.core.overlap import cluster_cover, overlap_range, release_overlap
-from app.core.posterior import Evidence, best_ratio, posterior
-from app.core.state import ClusterRef, SeriesState
+from app.core.risk.likelihood import log_likelihood_ratio
+from app.core.risk.overlap import cluster_cover, overlap_range, release_overlap
+from app.core.risk.posterior import Evidence, best_ratio, posterior
+from app.core.risk.state import ClusterRef, SeriesState
 
 __all__ = [
     "RowRisk",

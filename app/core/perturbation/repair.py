@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.core.errors import PublicationFailed
-from app.core.overlap import cluster_cover, release_overlap, s_range
-from app.core.perturbation import Perturber, unsafe_published_clusters
-from app.core.risk import violating_rows
-from app.core.state import ClusterRef, SeriesState
+from app.core.perturbation.perturber import Perturber, unsafe_published_clusters
+from app.core.risk.assess import violating_rows
+from app.core.risk.overlap import cluster_cover, release_overlap, s_range
+from app.core.risk.state import ClusterRef, SeriesState
 
 __all__ = ["Repairer"]
 
