@@ -3,29 +3,41 @@
 A second implementation of serial risk written from the spec alone, in exact arithmetic
 (:class:`fractions.Fraction` and :func:`math.comb`), so that property tests can judge the
 production code. It imports nothing from ``app.core`` but the data types of ``app.core.model``.
+The only float it touches is a published population rate, converted exactly (``Fraction(rate)``).
 
-Vocabulary (the paper's, formula numbers of ``papers/sanony-bewong-2019.txt``):
+The model is the paper's, exactly as an auditor computes it from the public releases (SPEC 4,
+"No weaker adversary"); formula numbers of ``papers/sanony-bewong-2019.txt``:
 
-- a *view* is what the adversary treats as one cluster: a published cluster ``C*`` (rows,
-  ``N(s, C*) = private_counts + global_share``) or, for the global composition (2.3.2), a whole
-  release (all its rows, ``N(s) = cluster segments + global bag``);
-- the *overlap* ``O`` of two views of different releases is the multiset intersection of their
-  rows; the *cover* of a view is its non-empty overlaps with the views of every other release;
-- per overlap and term the adversary gets the likelihood pair ``(L1, L0)`` = (P(O | s in T),
-  P(O | s not in T)) of formulas 13 and 14, and combines the cover with formula 12.
+- a *view* is what the adversary treats as one cluster: a published cluster ``C*`` (its rows,
+  ``N(s, C*) = N(s, C_c) + N(s, C_ol)``, Definition 4) or, for the global composition (2.3.2),
+  a whole release (all its rows, ``N(s)`` = cluster segments plus global bag);
+- the *overlap* ``O`` of two views of different releases is the plain multiset intersection of
+  their non-private sets (Definition 6: a set counts ``min`` of its multiplicities), whenever it
+  is non-empty, however many clusters of either release hold the same set;
+- the *cover* of a cluster (Definition 8) is its overlaps with every cluster of every other
+  release, earlier and later; the cover of a whole release is its overlaps with ALL the other
+  whole releases;
+- per overlap and term: the s-range w.r.t. each view (formula 5), their intersection
+  ``[r1, r2]`` (formula 6; empty: the overlap is skipped for that term), the likelihood pair
+  ``(L1, L0)`` = (P(O | s in T), P(O | s not in T)) of formulas 13 and 14;
+- the prior ``alpha = N(s, view) / N(view)`` (formula 9) and the posterior ``beta`` of formula 12,
+  one product over the whole cover (a cluster's and a whole release's alike);
+- the serial risk of a row for ``s`` (formula 15): ``max(beta_cluster, beta_global) / ss(s)``
+  with ``ss`` the published population rate of the row's own release.
 
-Decisions taken by the team where the paper is silent (see each function):
+Rules where the paper is silent (SPEC 4 decisions, aligned with the auditor's reference):
 
 - a row whose set the view holds more often than the overlap does may be inside or outside
-  ``O``: per overlap, the ``z`` giving the most s-favourable likelihood pair is taken;
-- a likelihood pair ``(0, 0)`` is infeasible; an overlap with no feasible pair, or with an empty
-  range ``[r1, r2]``, is skipped (uninformative);
-- any chosen pair with ``L0 = 0`` (certain evidence of s) makes ``beta = 1``, even if another
-  has ``L1 = 0``; otherwise any ``L1 = 0`` makes ``beta = 0``; an empty cover gives the prior;
-- a non-private set links two clusters only when each of their releases holds it in a single
-  cluster (:func:`cluster_cover`);
-- the global composition compares the release with each other whole release on its own and
-  keeps the highest posterior (:func:`posteriors`).
+  ``O`` (``z`` of formulas 13/14): per overlap the ``z`` with the larger ratio ``L1/L0`` is
+  taken (``+inf`` when ``L0 = 0``); a pair ``(0, 0)`` is infeasible, and an overlap without a
+  feasible ``z`` is skipped;
+- contradictory evidence: ``alpha = 0`` gives 0 and ``alpha >= 1`` gives 1; otherwise a chosen
+  pair with ``L1 = 0`` (certain against s) gives 0, even if another has ``L0 = 0``; else a pair
+  with ``L0 = 0`` (certain for s) gives 1; an empty cover leaves the prior;
+- judged terms of a view: ``N(s, view) > 0`` and a positive published rate of the row's release
+  (a term with copies but rate 0 has no defined risk and is not judged);
+- a row violates ``r_th`` when its serial risk exceeds ``r_th + 1e-9`` (absolute tolerance for
+  the floating point of production and auditor), counted once per published row.
 """
 
 from __future__ import annotations
@@ -42,8 +54,11 @@ from app.core.model import PublishedRelease, Row
 
 __all__ = [
     "RiskKey",
+    "RowKey",
     "Violation",
     "View",
+    "ABSOLUTE_TOLERANCE",
+    "DEFAULT_R_TH",
     "comb",
     "s_range",
     "overlap_range",
@@ -51,28 +66,36 @@ __all__ = [
     "allowed_z",
     "choose_pair",
     "posterior",
+    "canonical",
     "cluster_views",
     "release_view",
     "Cover",
     "cover",
     "cluster_cover",
-    "global_covers",
+    "global_cover",
     "view_posterior",
+    "judged_terms",
     "posteriors",
     "serial_risks",
+    "row_risks",
     "max_risk",
     "violations",
+    "judge_summary",
 ]
 
 #: ``(release position, cluster_id, row index within cluster.rows, private term)``.
 RiskKey = tuple[int, str, int, str]
-#: ``(release position, cluster_id, row index, private term, serial risk)``.
+#: ``(release position, cluster_id, row index within cluster.rows)``: one published row.
+RowKey = tuple[int, str, int]
+#: ``(release position, cluster_id, row index, worst private term, serial risk)``.
 Violation = tuple[int, str, int, str, Fraction]
 #: ``(L1, L0)`` = (P(O | s in T), P(O | s not in T)).
 Pair = tuple[Fraction, Fraction]
 
-#: Production works in floating point: a risk counts as a violation only past this factor.
-RELATIVE_TOLERANCE = Fraction(1, 10**9)
+#: A risk counts as a violation only past ``r_th`` plus this (the auditor's absolute tolerance).
+ABSOLUTE_TOLERANCE = Fraction(1, 10**9)
+#: SPEC section 1's default ``r_th``, used by :func:`judge_summary` when none is given.
+DEFAULT_R_TH = 8
 
 
 # --------------------------------------------------------------------------- combinatorics
@@ -149,23 +172,30 @@ def choose_pair(pairs: Iterable[Pair]) -> Pair | None:
 def posterior(alpha: Fraction, pairs: Sequence[Pair]) -> Fraction:
     """Formula 12 over the chosen (feasible) pairs of a cover.
 
-    ``alpha`` 0 or 1 is final. A pair with ``L0 = 0`` gives 1 (certain evidence of s wins);
-    else one with ``L1 = 0`` gives 0; no pairs leave the prior.
+    ``alpha`` 0 or 1 (or more) is final. A pair with ``L1 = 0`` gives 0 (certain evidence
+    against s wins, as in the auditor's reference); else one with ``L0 = 0`` gives 1; no pairs
+    leave the prior.
     """
     if alpha <= 0:
         return Fraction(0)
     if alpha >= 1:
         return Fraction(1)
-    if any(l0 == 0 for _, l0 in pairs):
-        return Fraction(1)
     if any(l1 == 0 for l1, _ in pairs):
         return Fraction(0)
+    if any(l0 == 0 for _, l0 in pairs):
+        return Fraction(1)
     numerator = alpha * math.prod((l1 for l1, _ in pairs), start=Fraction(1))
     rest = (1 - alpha) * math.prod((l0 for _, l0 in pairs), start=Fraction(1))
     return numerator / (numerator + rest)
 
 
 # --------------------------------------------------------------------------- views
+
+
+def canonical(row: Iterable[str]) -> Row:
+    """A non-private set as the adversary reads it: the set of its terms, order and repeats
+    ignored (rows of the project are already canonical; a public JSON row need not be)."""
+    return tuple(sorted(set(row)))
 
 
 @dataclass(frozen=True)
@@ -195,7 +225,7 @@ def cluster_views(release: PublishedRelease) -> list[View]:
         counts: Counter[str] = Counter()
         _add(counts, cluster.private_counts)
         _add(counts, cluster.global_share)
-        views.append(View(Counter(cluster.rows), counts))
+        views.append(View(Counter(canonical(row) for row in cluster.rows), counts))
     return views
 
 
@@ -207,7 +237,7 @@ def release_view(release: PublishedRelease) -> View:
     rows: Counter[Row] = Counter()
     counts: Counter[str] = Counter()
     for cluster in release.clusters:
-        rows.update(cluster.rows)
+        rows.update(canonical(row) for row in cluster.rows)
         _add(counts, cluster.private_counts)
     _add(counts, release.global_bag)
     return View(rows, counts)
@@ -217,63 +247,33 @@ def release_view(release: PublishedRelease) -> View:
 Cover = list[tuple[Counter[Row], View]]
 
 
-def cover(view: View, others: Sequence[View]) -> Cover:
-    """Non-empty overlaps (multiset intersections of rows) of ``view`` with ``others``."""
+def cover(view: View, others: Iterable[View]) -> Cover:
+    """Non-empty overlaps (multiset intersections of rows, Definition 6) of ``view``."""
     overlaps = ((view.rows & other.rows, other) for other in others)
     return [(overlap, other) for overlap, other in overlaps if overlap]
 
 
-def _spread(release_views: Sequence[View]) -> set[Row]:
-    """Sets held by more than one cluster of a release: they link nothing (team decision)."""
-    seen: Counter[Row] = Counter()
-    for v in release_views:
-        seen.update(set(v.rows))
-    return {row for row, n in seen.items() if n > 1}
-
-
-def _linked(overlap: Counter[Row], blocked: set[Row]) -> Counter[Row]:
-    return Counter({row: m for row, m in overlap.items() if row not in blocked})
-
-
 def cluster_cover(views: Sequence[Sequence[View]], i: int, c: int) -> Cover:
-    """Cover of cluster ``c`` of release ``i`` under the team's linking rule.
-
-    Team decision (see ``app/core/risk/state.py``): a non-private set links two clusters only when
-    each of their two releases holds it in a single cluster.
-    """
-    mine = views[i][c]
-    result: Cover = []
-    for k, release_views in enumerate(views):
-        if k == i:
-            continue
-        blocked = _spread(views[i]) | _spread(release_views)
-        for other in release_views:
-            overlap = _linked(mine.rows & other.rows, blocked)
-            if overlap:
-                result.append((overlap, other))
-    return result
+    """Cover of cluster ``c`` of release ``i``: its overlaps with every cluster of every other
+    release (``views[k]`` are the cluster views of release ``k``), earlier and later."""
+    others = (other for k, release_views in enumerate(views) if k != i for other in release_views)
+    return cover(views[i][c], others)
 
 
-def global_covers(
-    views: Sequence[Sequence[View]], wholes: Sequence[View], i: int
-) -> list[Cover]:
-    """One single-overlap cover of release ``i`` per other whole release, same linking rule
-    (team decision, ``app/core/risk/overlap.py``: ``release_overlap``)."""
-    covers: list[Cover] = []
-    for k, whole in enumerate(wholes):
-        if k == i:
-            continue
-        overlap = _linked(wholes[i].rows & whole.rows, _spread(views[i]) | _spread(views[k]))
-        covers.append([(overlap, whole)] if overlap else [])
-    return covers or [[]]
+def global_cover(wholes: Sequence[View], i: int) -> Cover:
+    """Cover of release ``i`` taken as one cluster (2.3.2): its overlaps with all the other
+    whole releases, combined like any cluster's cover (one product in formula 12)."""
+    return cover(wholes[i], (whole for k, whole in enumerate(wholes) if k != i))
 
 
 def view_posterior(view: View, row: Row, term: str, the_cover: Cover) -> Fraction:
     """``beta(T*, s)`` (formula 12) of a row of ``view`` given its cover."""
     n, n_s = view.size, view.n_s(term)
-    alpha = Fraction(n_s, n) if n else Fraction(0)
-    if alpha <= 0 or alpha >= 1:  # no copy / every row has s (or more copies than rows)
-        return Fraction(0) if alpha <= 0 else Fraction(1)
+    if n_s <= 0:
+        return Fraction(0)
+    if n_s >= n:  # every row has s (or more copies than rows)
+        return Fraction(1)
+    row = canonical(row)
     pairs = []
     for overlap, other in the_cover:
         o = overlap.total()
@@ -284,45 +284,48 @@ def view_posterior(view: View, row: Row, term: str, the_cover: Cover) -> Fractio
         best = choose_pair(likelihoods(n_s, n, o, rng[0], rng[1], z) for z in zs)
         if best is not None:
             pairs.append(best)
-    return posterior(alpha, pairs)
+    return posterior(Fraction(n_s, n), pairs)
 
 
 # --------------------------------------------------------------------------- serial risk
 
 
-def _terms(release: PublishedRelease, views: Sequence[View], whole: View) -> list[str]:
-    """Terms judged for a release: a positive published rate, or any copy in the release."""
-    terms = {s for s, rate in release.population_rates.items() if Fraction(rate) > 0}
-    for view in (*views, whole):
-        terms.update(s for s, n in view.counts.items() if n > 0)
-    return sorted(terms)
+def _rate(release: PublishedRelease, term: str) -> Fraction:
+    """The published population rate ``ss(s)``, exactly (0 when not published)."""
+    return Fraction(release.population_rates.get(term, 0))
+
+
+def judged_terms(release: PublishedRelease, view: View) -> set[str]:
+    """Terms judged for a view of ``release``: copies in the view and a positive rate."""
+    return {s for s, n in view.counts.items() if n > 0 and _rate(release, s) > 0}
 
 
 def posteriors(
     releases: Sequence[PublishedRelease],
 ) -> dict[RiskKey, tuple[Fraction, Fraction]]:
-    """``(beta_cluster, beta_global)`` for every row and judged term of every release."""
+    """``(beta_cluster, beta_global)`` for every row and judged term of every release.
+
+    A row's terms are those judged for its cluster or for its whole release; ``beta`` of a view
+    without a copy of the term is 0.
+    """
     views = [cluster_views(release) for release in releases]
     wholes = [release_view(release) for release in releases]
     result: dict[RiskKey, tuple[Fraction, Fraction]] = {}
     for i, release in enumerate(releases):
-        terms = _terms(release, views[i], wholes[i])
-        # Team decision: the global composition compares the release with each other whole
-        # release on its own (Example 10) and keeps the highest posterior, instead of
-        # multiplying heavily overlapping whole-release comparisons as if independent.
-        whole_covers = global_covers(views, wholes, i)
+        whole_cover = global_cover(wholes, i)
+        whole_terms = judged_terms(release, wholes[i])
         global_beta: dict[tuple[Row, str], Fraction] = {}
         for c, (cluster, view) in enumerate(zip(release.clusters, views[i], strict=True)):
             this_cover = cluster_cover(views, i, c)
+            terms = sorted(whole_terms | judged_terms(release, view))
             cluster_beta: dict[tuple[Row, str], Fraction] = {}
-            for index, row in enumerate(cluster.rows):
+            for index, published in enumerate(cluster.rows):
+                row = canonical(published)
                 for s in terms:
                     if (row, s) not in cluster_beta:
                         cluster_beta[row, s] = view_posterior(view, row, s, this_cover)
                     if (row, s) not in global_beta:
-                        global_beta[row, s] = max(
-                            view_posterior(wholes[i], row, s, g) for g in whole_covers
-                        )
+                        global_beta[row, s] = view_posterior(wholes[i], row, s, whole_cover)
                     result[i, cluster.cluster_id, index, s] = (
                         cluster_beta[row, s],
                         global_beta[row, s],
@@ -334,22 +337,26 @@ def serial_risks(releases: Sequence[PublishedRelease]) -> dict[RiskKey, Fraction
     """Formula 15: ``max(beta_cluster, beta_global) / ss(s)`` for every row and judged term.
 
     ``ss`` is the row's own release's published population rate, converted exactly
-    (``Fraction(float)``). Judged terms are those with a positive rate and any term with copies
-    in the release; a term with copies but no positive rate raises :class:`ValueError` when a
-    row gets a positive posterior for it (its risk would be infinite: a malformed release).
+    (``Fraction(float)``); judged terms have a positive rate, so the division is defined.
     """
-    risks: dict[RiskKey, Fraction] = {}
-    for key, (beta_cluster, beta_global) in posteriors(releases).items():
-        beta = max(beta_cluster, beta_global)
-        rate = releases[key[0]].population_rates.get(key[3], 0)
-        ss = Fraction(rate)
-        if ss > 0:
-            risks[key] = beta / ss
-        elif beta == 0:
-            risks[key] = Fraction(0)
-        else:
-            raise ValueError(f"row {key} has posterior {beta} for a term with rate {rate!r}")
-    return risks
+    return {
+        key: max(betas) / _rate(releases[key[0]], key[3])
+        for key, betas in posteriors(releases).items()
+    }
+
+
+def row_risks(releases: Sequence[PublishedRelease]) -> dict[RowKey, tuple[Fraction, str | None]]:
+    """Every published row's serial risk, the maximum over its judged terms, with that term
+    (the first in term order on ties); ``(0, None)`` for a row with no judged term."""
+    result: dict[RowKey, tuple[Fraction, str | None]] = {}
+    for i, release in enumerate(releases):
+        for cluster in release.clusters:
+            for index in range(len(cluster.rows)):
+                result[i, cluster.cluster_id, index] = (Fraction(0), None)
+    for (i, cid, index, s), risk in sorted(serial_risks(releases).items()):
+        if result[i, cid, index][1] is None or risk > result[i, cid, index][0]:
+            result[i, cid, index] = (risk, s)
+    return result
 
 
 def max_risk(releases: Sequence[PublishedRelease]) -> Fraction:
@@ -357,10 +364,31 @@ def max_risk(releases: Sequence[PublishedRelease]) -> Fraction:
     return max(serial_risks(releases).values(), default=Fraction(0))
 
 
-def violations(releases: Sequence[PublishedRelease], r_th: float | Rational) -> list[Violation]:
-    """Rows whose serial risk exceeds ``r_th * (1 + 1e-9)``, in key order.
+def _over(risk: Fraction, r_th: float | Rational) -> bool:
+    return risk > Fraction(r_th) + ABSOLUTE_TOLERANCE
 
-    The relative tolerance only absorbs the rounding of production's floating point.
-    """
-    bound = Fraction(r_th) * (1 + RELATIVE_TOLERANCE)
-    return [(*key, risk) for key, risk in serial_risks(releases).items() if risk > bound]
+
+def violations(releases: Sequence[PublishedRelease], r_th: float | Rational) -> list[Violation]:
+    """Published rows whose serial risk exceeds ``r_th + 1e-9``, one per row, in key order,
+    each with its worst term and risk."""
+    return [
+        (*key, term, risk)
+        for key, (risk, term) in sorted(row_risks(releases).items())
+        if term is not None and _over(risk, r_th)
+    ]
+
+
+def judge_summary(
+    releases: Sequence[PublishedRelease], r_th: float | Rational = DEFAULT_R_TH
+) -> dict[int, tuple[int, Fraction, int]]:
+    """Per ``release_no``: ``(published rows, max serial risk, rows over r_th + 1e-9)``, what the
+    auditor's judge prints per release. ``r_th`` is not part of a published release here: it
+    defaults to SPEC's 8."""
+    summary: dict[int, tuple[int, Fraction, int]] = {
+        release.release_no: (release.n_rows, Fraction(0), 0) for release in releases
+    }
+    for (i, _, _), (risk, _) in row_risks(releases).items():
+        no = releases[i].release_no
+        rows, worst, over = summary[no]
+        summary[no] = (rows, max(worst, risk), over + _over(risk, r_th))
+    return summary
