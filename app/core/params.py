@@ -9,18 +9,23 @@ from typing import Any
 
 from app.core.errors import InvalidParameter
 
-__all__ = ["METHODS", "PublishParams", "parse_params"]
+__all__ = ["ANONY_HEADROOM", "METHODS", "PublishParams", "parse_params"]
 
 METHODS: tuple[str, ...] = ("sanony", "anony", "wong", "kanony", "scomp", "inv")
 
 # Which parameters each method reads; the others are rejected so that a typo is not ignored.
 _COMMON = ("r_th", "cluster_size", "seed")
+_SERIAL = (
+    "anony_r_th", "max_repair_rounds", "backward", "forward_perturbation", "max_suppression",
+)
+
+#: Default Anony threshold of Sanony/Kanony as a share of ``r_th``: the headroom lets a
+#: published cluster absorb the lift of a later overlap without counterfeits (docs/methods.md).
+ANONY_HEADROOM = 0.625
 _METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     "anony": _COMMON,
-    "sanony": (*_COMMON, "anony_r_th", "max_repair_rounds"),
-    "kanony": (
-        *_COMMON, "anony_r_th", "max_repair_rounds", "taxonomy", "gb_min_terms", "gb_retention",
-    ),
+    "sanony": (*_COMMON, *_SERIAL),
+    "kanony": (*_COMMON, *_SERIAL, "taxonomy", "gb_min_terms", "gb_retention"),
     "scomp": (*_COMMON, "d", "confidence", "other_releases"),
     "wong": ("cluster_size", "seed", "l", "strategy", "k_prime", "alpha"),
     "inv": ("cluster_size", "seed", "m"),
@@ -32,9 +37,14 @@ class PublishParams:
     """Every parameter of every method, with the SPEC's defaults.
 
     ``r_th`` risk-lift threshold (>= 1); ``anony_r_th`` the threshold Sanony's Anony step
-    sanitises to (``None``: ``r_th``; lower keeps more copies in the global bag, so overlaps
-    have less to reveal and fewer counterfeits are needed); ``cluster_size`` minimum cluster
-    size for the built-in clustering; ``seed`` for every random choice;
+    sanitises to (``None``: ``ANONY_HEADROOM * r_th``, at least 1; lower keeps more copies in
+    the global bag, so overlaps have less to reveal and fewer counterfeits are needed);
+    ``backward`` BP on the pairs whose rows the new release puts over ``r_th``
+    (``where_needed``) or Lemma 4 on every overlap (``every_overlap``, the paper);
+    ``forward_perturbation`` runs FP1 (off by default, docs/methods.md); ``max_suppression``
+    the share of a release's private copies that may be suppressed as the last resort;
+    ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` for every
+    random choice;
     ``max_repair_rounds`` guard of the Sanony post-condition loop; Wong's ``l``,
     ``strategy``, ``k_prime``, ``alpha``; Kanony's ``taxonomy``, ``gb_min_terms``,
     ``gb_retention``; sComp's ``d``, ``confidence``, ``other_releases``; Inv's ``m``.
@@ -42,6 +52,9 @@ class PublishParams:
 
     r_th: float = 8.0
     anony_r_th: float | None = None
+    backward: str = "where_needed"
+    forward_perturbation: bool = False
+    max_suppression: float = 0.01
     cluster_size: int = 10
     seed: int = 0
     max_repair_rounds: int = 200
@@ -56,6 +69,13 @@ class PublishParams:
     confidence: float = 0.8
     other_releases: int = 1
     m: int = 2
+
+    @property
+    def anony_threshold(self) -> float:
+        """The threshold Sanony's Anony step sanitises to."""
+        if self.anony_r_th is not None:
+            return self.anony_r_th
+        return max(1.0, ANONY_HEADROOM * self.r_th)
 
     def for_method(self, method: str) -> dict[str, Any]:
         """The effective values of the parameters ``method`` reads (echoed by the API)."""
@@ -99,6 +119,9 @@ def parse_params(method: str, raw: Mapping[str, Any] | None) -> PublishParams:
 def _coerce(name: str, type_name: str, value: Any) -> Any:
     if value is None and "None" in type_name:
         return None
+    if type_name == "bool":
+        _check(name, isinstance(value, bool), "must be true or false")
+        return value
     if type_name.startswith("int"):
         _check(name, isinstance(value, int) and not isinstance(value, bool), "must be an integer")
         return value
@@ -128,6 +151,12 @@ def _validate(p: PublishParams) -> None:
         p.anony_r_th is None or 1 <= p.anony_r_th <= p.r_th,
         "must be between 1 and r_th, or null",
     )
+    _check(
+        "backward",
+        p.backward in ("where_needed", "every_overlap"),
+        "must be 'where_needed' or 'every_overlap'",
+    )
+    _check("max_suppression", 0 <= p.max_suppression <= 1, "must be between 0 and 1")
     _check("cluster_size", 1 <= p.cluster_size <= 100_000, "must be between 1 and 100000")
     _check("seed", 0 <= p.seed < 2**63, "must be a non-negative 63-bit integer")
     _check("max_repair_rounds", 1 <= p.max_repair_rounds <= 100_000, "must be between 1 and 100000")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.api.conftest import ADMIN, create_key, create_series, wait_job
+from tests.api.conftest import ADMIN, PAPER_PARAMS, create_key, create_series, wait_job
 from tests.api.paper import PRIVATE, TABLE_4A, body, text_plain
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
@@ -99,7 +99,7 @@ async def test_job_lifecycle_and_auditor_details(client: httpx.AsyncClient) -> N
 
 
 async def test_text_plain_with_query_label_and_private_terms(client: httpx.AsyncClient) -> None:
-    await create_series(client, params={"r_th": 2, "cluster_size": 2})
+    await create_series(client, params={**PAPER_PARAMS, "seed": 0})
     publisher = await create_key(client, "publisher", "prison-health")
     response = await client.post(
         "/v1/series/prison-health/releases?wait=true&label=y1&private_terms=fraud",

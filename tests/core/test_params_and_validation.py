@@ -18,7 +18,11 @@ def test_defaults_follow_the_spec() -> None:
         "seed": 0,
         "anony_r_th": None,
         "max_repair_rounds": 200,
+        "backward": "where_needed",
+        "forward_perturbation": False,
+        "max_suppression": 0.01,
     }
+    assert params.anony_threshold == 5.0  # ANONY_HEADROOM * r_th
     assert parse_params("wong", {}).for_method("wong")["strategy"] == "constant_ratio"
     assert parse_params("scomp", {}).for_method("scomp") == {
         "r_th": 8.0,

@@ -52,7 +52,9 @@ def test_large_ranges_use_the_vectorised_path() -> None:
 def test_posterior_is_the_prior_without_evidence_and_never_divides_zero_by_zero() -> None:
     assert posterior(0.25, []) == 0.25
     assert posterior(0.25, [float("nan")]) == 0.25
-    assert posterior(0.25, [float("inf"), float("-inf")]) == 1.0
+    # Certain evidence against s wins over certain evidence for it (the auditor's reading).
+    assert posterior(0.25, [float("inf"), float("-inf")]) == 0.0
+    assert posterior(0.25, [float("inf")]) == 1.0
     assert posterior(0.25, [float("-inf")]) == 0.0
     # Odds 1e-300 * e^700 = e^9.23: no overflow, no underflow.
     odds = math.exp(math.log(1e-300) + 700)

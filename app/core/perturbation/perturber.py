@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from app.core.model import Row
 from app.core.perturbation.counterfeit import CounterfeitFactory
-from app.core.risk.assess import cluster_posteriors, global_posteriors, serial_risk
+from app.core.risk.assess import cluster_posteriors, serial_risk
 from app.core.risk.overlap import Overlap, cluster_cover, release_overlap, s_range
 from app.core.risk.state import ClusterState, SeriesState
 
@@ -55,6 +55,7 @@ class Perturber:
         self._true_counts: dict[int, Counter[Row]] = {}
         self._term_index: dict[str, set[int]] | None = None
         self.bp_global = 0
+        self.bp_pinned_only = False
 
     # -- adding counterfeits ---------------------------------------------------------------
 
@@ -119,6 +120,65 @@ class Perturber:
         self.bp_global = self._backward_global()
         return added + self.bp_global
 
+    def backward_where_needed(self, r_th: float, rounds: int = 8) -> int:
+        """BP applied only to the (published cluster, term) pairs whose rows the new release
+        puts over ``r_th`` (exact posterior, formula 12), with Lemma 4's full counts there.
+
+        Decision (SPEC 5): Lemma 4 on every overlap balances ranges that give the adversary
+        less than ``r_th`` anyway; a published cluster that Anony left below ``r_th`` absorbs
+        a small lift. The checked post-condition still judges every row.
+        """
+        added = 0
+        for _ in range(rounds):
+            needs = self._needs_of_violations(r_th)
+            if not needs:
+                break
+            for c, (need_s, need_sbar) in sorted(needs.items()):
+                terms = {*need_s, *need_sbar}
+                rows = max((need_s.get(s, 0) + need_sbar.get(s, 0) for s in terms), default=0)
+                if rows:
+                    self.add(c, rows, need_s, "bp")
+                    added += rows
+        self.bp_global = self._backward_global()
+        return added + self.bp_global
+
+    def _needs_of_violations(
+        self, r_th: float
+    ) -> dict[int, tuple[dict[str, int], dict[str, int]]]:
+        touched = unsafe_published_clusters(self.state, self.j)
+        needs: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
+        limit = r_th * (1 + 1e-9)
+        for k, positions in sorted(touched.items()):
+            rates = self.state.releases[k].rates
+            for d in sorted(positions):
+                ref = (k, d)
+                over = {
+                    s
+                    for betas in cluster_posteriors(self.state, ref).values()
+                    for s, beta in betas.items()
+                    if serial_risk(beta, rates.get(s, 0.0)) > limit
+                }
+                if over:
+                    self._lemma4_needs(ref, over, needs)
+        return needs
+
+    def _lemma4_needs(
+        self,
+        ref: tuple[int, int],
+        terms: set[str],
+        needs: dict[int, tuple[dict[str, int], dict[str, int]]],
+    ) -> None:
+        old = self.state.cluster(ref)
+        for overlap in cluster_cover(self.state, ref, releases=(self.j,)):
+            c = overlap.other[1]
+            new = self.state.cluster(overlap.other)
+            need_s, need_sbar = needs.setdefault(c, ({}, {}))
+            for s in terms:
+                f_new = s_range(new.n_s(s), new.n, overlap.size)
+                f_old = s_range(old.n_s(s), old.n, overlap.size)
+                _needs(need_sbar, s, f_new[0] - f_old[0])
+                _needs(need_s, s, f_old[1] - f_new[1])
+
     def _backward_all(self) -> int:
         added = 0
         for c, cluster in enumerate(self.release.clusters):
@@ -129,6 +189,8 @@ class Perturber:
                 for s in cluster.terms() | other.terms():
                     new = s_range(cluster.n_s(s), cluster.n, overlap.size)
                     old = s_range(other.n_s(s), other.n, overlap.size)
+                    if self.bp_pinned_only and old[0] != old[1]:
+                        continue
                     _needs(need_sbar, s, new[0] - old[0])
                     _needs(need_s, s, old[1] - new[1])
             rows = max(
@@ -223,26 +285,49 @@ class Perturber:
     # -- FP2 -----------------------------------------------------------------------------
 
     def fp2(self, r_th: float) -> int:
-        """FP2 (Definition 17, Lemma 6): s̄-counterfeits, one at a time, until every row of the
-        cluster is serially preserving; the guard is the cluster's own size plus its cover."""
+        """FP2 (Definition 17, Lemma 6): s̄-counterfeits, one at a time, while they lower the
+        cluster's excess risk, until every row of the cluster is serially preserving.
+
+        Decision: a counterfeit that does not lower the cluster's worst excess is taken back
+        and FP2 stops there. Rows inside an overlap whose range is pinned by a published
+        cluster are *lifted* by every row added outside it (``(N - r)/(N(O) - r)``); those are
+        left to suppression, the last resort of the post-condition, instead of piling up
+        counterfeits. The global composition is the post-condition's (its remedies are copies
+        in the bag or suppression, not rows in one cluster).
+        """
         limit = r_th * (1 + 1e-9)
-        rates = self.release.rates
-        glob = global_posteriors(self.state, self.j)
-        over_global = {
-            p
-            for p, betas in enumerate(glob.betas)
-            if any(serial_risk(b, rates.get(s, 0.0)) > limit for s, b in betas.items())
-        }
         added = 0
         for c, cluster in enumerate(self.release.clusters):
             guard = 4 * cluster.n_true + 16
-            flagged = any(glob.pattern_of.get(row, -1) in over_global for row in cluster.counts)
-            while guard > 0 and (flagged or self._cluster_over(c, limit)):
+            excess = self._cluster_excess(c, limit)
+            while guard > 0 and excess > 0:
                 self.add(c, 1, {}, "fp2")
+                after = self._cluster_excess(c, limit)
+                if after >= excess:
+                    self.take_back(c, "fp2")
+                    break
                 added += 1
                 guard -= 1
-                flagged = False
+                excess = after
         return added
+
+    def take_back(self, c: int, phase: str) -> None:
+        """Remove the last counterfeit row added to cluster ``c`` (it did not help)."""
+        self.state.remove_last_row((self.j, c))
+        cluster = self.release.clusters[c]
+        setattr(cluster, phase, getattr(cluster, phase) - 1)
+
+    def _cluster_excess(self, c: int, limit: float) -> float:
+        """Sum over the cluster's rows and terms of the risk above ``limit`` (0 when none)."""
+        rates = self.release.rates
+        counts = self.release.clusters[c].counts
+        total = 0.0
+        for row, betas in cluster_posteriors(self.state, (self.j, c)).items():
+            for s, beta in betas.items():
+                risk = serial_risk(beta, rates.get(s, 0.0))
+                if risk > limit:
+                    total += min(risk - limit, 1e6) * counts[row]
+        return total
 
     def _cluster_over(self, c: int, limit: float) -> bool:
         rates = self.release.rates

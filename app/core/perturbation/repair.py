@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from app.core.errors import PublicationFailed
 from app.core.perturbation.perturber import Perturber, unsafe_published_clusters
+from app.core.perturbation.suppression import Suppressor
 from app.core.risk.assess import violating_rows
 from app.core.risk.overlap import cluster_cover, release_overlap, s_range
 from app.core.risk.state import ClusterRef, SeriesState
@@ -31,11 +32,19 @@ _STALL_ROUNDS = 12
 class Repairer:
     """Finds rows over ``r_th`` anywhere in the series and adds counterfeits to mend them."""
 
-    def __init__(self, state: SeriesState, j: int, perturber: Perturber, r_th: float) -> None:
+    def __init__(
+        self,
+        state: SeriesState,
+        j: int,
+        perturber: Perturber,
+        r_th: float,
+        max_suppression: float = 0.0,
+    ) -> None:
         self.state = state
         self.j = j
         self.perturber = perturber
         self.r_th = r_th
+        self.suppressor = Suppressor(state, j, max_suppression)
 
     def violations(self) -> list[Violation]:
         """Rows over ``r_th``: the new release in full; published releases where they changed.
@@ -68,15 +77,30 @@ class Repairer:
                 best, stalled = score, 0
             else:
                 stalled += 1
-            if round_no == max_rounds or stalled >= _STALL_ROUNDS:
+            if round_no == max_rounds or stalled >= 2 * _STALL_ROUNDS:
                 break
+            if stalled >= _STALL_ROUNDS or self.suppressor.suppressed:
+                # Counterfeits no longer help the new release's rows: suppression, the last
+                # resort (SPEC 5). Published rows can only be mended by counterfeits.
+                published = [v for v in found if v[0][0] != self.j]
+                if self.suppressor.suppress([v for v in found if v[0][0] == self.j]):
+                    stalled = 0
+                    best = None
+                elif not published:
+                    break
+                added += self._mend(published)
+                continue
             added += self._mend(found)
         worst = sorted(found, key=lambda v: -v[3])[:10]
         raise PublicationFailed(
             f"the series is not serially preserving after {round_no} repair rounds: "
-            f"{len(found)} rows over r_th = {self.r_th}; nothing was stored",
+            f"{len(found)} rows over r_th = {self.r_th} with "
+            f"{sum(self.suppressor.suppressed.values())} copies suppressed (the budget of "
+            f"max_suppression is {self.suppressor.budget}); nothing was stored",
             {
                 "rows_over_threshold": len(found),
+                "suppressed": dict(self.suppressor.suppressed),
+                "suppression_budget": self.suppressor.budget,
                 "worst": [
                     {
                         "release_no": self.state.releases[ref[0]].release_no,

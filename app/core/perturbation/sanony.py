@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from app.core.anonymisation.anony import AnonyResult, anonymise
 from app.core.anonymisation.clustering import partition as partition_corpus
+from app.core.anonymisation.lineage import lineage_clusters, lineage_components, whole_set_runs
 from app.core.history import SeriesHistory
 from app.core.model import (
     ClusterLedger,
@@ -27,6 +28,7 @@ from app.core.model import (
     make_row,
 )
 from app.core.params import PublishParams
+from app.core.perturbation.alignment import align_release
 from app.core.perturbation.counterfeit import CounterfeitFactory
 from app.core.perturbation.perturber import Perturber
 from app.core.perturbation.repair import Repairer
@@ -52,12 +54,25 @@ def anonymise_corpus(
     private_terms: frozenset[str],
     params: PublishParams,
     release_no: int,
+    published: Sequence[PublishedRelease] | None = None,
 ) -> tuple[AnonyResult, list[list[int]]]:
-    """Clustering (or the client's partition) and Anony for one corpus (SPEC 2)."""
+    """Clustering (or the client's partition) and Anony for one corpus (SPEC 2).
+
+    With ``published`` (Sanony, Kanony) the clustering keeps every copy of a set in one cluster
+    and continues the published lineages (:mod:`app.core.anonymisation.lineage`, SPEC 5);
+    without it (the Anony baseline) it is SPEC 2.1's frequency-ordered runs.
+    """
     rows = [make_row(t.terms - private_terms) for t in corpus]
     private_sets = [frozenset(t.terms & private_terms) for t in corpus]
-    partition = partition_corpus(corpus, rows, params.cluster_size)
-    threshold = params.r_th if params.anony_r_th is None else params.anony_r_th
+    if published is None or (corpus and corpus[0].cluster is not None):
+        partition = partition_corpus(corpus, rows, params.cluster_size)
+    elif not published:
+        partition = whole_set_runs(rows, params.cluster_size)
+    else:
+        lineage_of = lineage_components([c.rows for c in r.clusters] for r in published)
+        partition = lineage_clusters(rows, lineage_of, params.cluster_size)
+    # Sanony/Kanony (``published`` given) sanitise with headroom; the Anony baseline to r_th.
+    threshold = params.r_th if published is None else params.anony_threshold
     result = anonymise(rows, private_sets, partition, threshold, f"{params.seed}:{release_no}")
     return result, partition
 
@@ -185,17 +200,27 @@ def publish_sanony(
         clock = now
 
     report("anony")
-    result, partition = anonymise_corpus(corpus, private_terms, params, release_no)
+    result, partition = anonymise_corpus(
+        corpus, private_terms, params, release_no, history.releases
+    )
     state = SeriesState.from_published(history.releases)
     j = state.append(release_state(result, release_no))
     corpus_terms = Counter(t for c in result.clusters for row in c.rows for t in row)
     perturber = Perturber(state, j, CounterfeitFactory(state, j, corpus_terms, seed))
+    aligned = align_release(state, j, params.r_th) if j else Counter()
     lap("anony")
     report("bp")
-    bp = perturber.backward() if j else 0
+    if not j:
+        bp = 0
+    elif params.backward == "where_needed":
+        bp = perturber.backward_where_needed(params.r_th)
+    else:
+        bp = perturber.backward()
+    if j:
+        aligned.update(align_release(state, j, params.r_th))
     lap("bp")
     report("fp1")
-    fp1 = perturber.forward() if j else 0
+    fp1 = perturber.forward() if j and params.forward_perturbation else 0
     lap("fp1")
     release = state.releases[j]
     extra = dict(before_rates(release)) if before_rates is not None else {}
@@ -204,10 +229,11 @@ def publish_sanony(
     fp2 = perturber.fp2(params.r_th)
     lap("fp2")
     report("verify")
-    repairer = Repairer(state, j, perturber, params.r_th)
+    repairer = Repairer(state, j, perturber, params.r_th, params.max_suppression)
     rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
     lap("verify")
     published, ledger = finalise(release, corpus, partition, seed, private_terms)
+    ledger.suppressed = dict(sorted(repairer.suppressor.suppressed.items()))
     counterfeits = ledger.counterfeit_rows
     return Publication(
         published,
@@ -226,9 +252,11 @@ def publish_sanony(
                 "repair": repaired,
             },
             "counterfeit_rate": round(counterfeits / max(published.n_rows, 1), 6),
+            "aligned_to_bag": sum(aligned.values()),
             "global_bag_copies_added": sum(release.global_bag.values())
             - sum(result.global_bag.values()),
             "repair_rounds": rounds,
+            "suppressed": dict(sorted(repairer.suppressor.suppressed.items())),
             "seconds": seconds,
             **extra,
         },

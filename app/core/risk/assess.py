@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from app.core.model import PublishedRelease, Row
 from app.core.risk.likelihood import log_likelihood_ratio
 from app.core.risk.overlap import cluster_cover, overlap_range, release_overlap
-from app.core.risk.posterior import Evidence, best_ratio, posterior
+from app.core.risk.posterior import Evidence, best_ratio
 from app.core.risk.state import ClusterRef, SeriesState
 
 __all__ = [
@@ -140,12 +140,11 @@ def cluster_posteriors(state: SeriesState, ref: ClusterRef) -> dict[Row, dict[st
 def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
     """β_global of the rows of release ``j`` against every other whole release (2.3.2).
 
-    Decision: the release is compared with each other whole release on its own, as in
-    Example 10, and the highest posterior is kept. Multiplying the comparisons as if they
-    were independent (formula 12) counts the same evidence once per release: whole releases
-    share most of their rows, so the product grows with the length of the series, not with
-    what the adversary learns (a term new in this release would reach a risk of
-    ``Π N/(N - o_k)``, 13 on BMS-WebView-1 after five releases, for a single copy)."""
+    The release, taken as one cluster, has as cover its overlaps with every other whole
+    release, and formula 12 multiplies over them like over any cover (SPEC 4, "No weaker
+    adversary"). A row's posterior depends only on its z code in each overlap, so it is
+    computed once per pattern of codes, of which a release has few.
+    """
     release = state.releases[j]
     others = [k for k in range(len(state.releases)) if k != j]
     overlaps = [release_overlap(state, j, k) for k in others]
@@ -161,31 +160,27 @@ def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
         for k, ov in zip(others, overlaps, strict=True)
     ]
     betas: list[dict[str, float]] = [{} for _ in patterns]
-    keys = list(patterns.items())
     for s, n_s in totals.items():
         alpha = min(n_s / n, 1.0)
-        # β against each other release on its own, for each z code (0, 1, either).
-        by_code: list[tuple[float, float, float] | None] = []
+        # Per other release: (lr for z=0, lr for z=1), or None where it says nothing of s.
+        ratios: list[tuple[float, float] | None] = []
         for other_totals, other_n, o in sides:
             found = overlap_range(n_s, n, other_totals.get(s, 0), other_n, o) if o else None
             if found is None:
-                by_code.append(None)
+                ratios.append(None)
                 continue
-            lr0 = log_likelihood_ratio(n_s, n, o, found[0], found[1], 0)
-            lr1 = log_likelihood_ratio(n_s, n, o, found[0], found[1], 1)
-            by_code.append(
+            ratios.append(
                 (
-                    posterior(alpha, (_choose(lr0, lr1, 0),)),
-                    posterior(alpha, (_choose(lr0, lr1, 1),)),
-                    posterior(alpha, (_choose(lr0, lr1, 2),)),
+                    log_likelihood_ratio(n_s, n, o, found[0], found[1], 0),
+                    log_likelihood_ratio(n_s, n, o, found[0], found[1], 1),
                 )
             )
-        for key, p in keys:
-            # A release that shares no row, or whose range says nothing, leaves the prior.
-            beta = -1.0 if by_code else alpha
-            for code, betas_k in zip(key, by_code, strict=True):
-                beta = max(beta, alpha if betas_k is None else betas_k[code])
-            betas[p][s] = beta
+        for key, p in patterns.items():
+            evidence = Evidence()
+            for code, pair in zip(key, ratios, strict=True):
+                if pair is not None:
+                    evidence.add(_choose(pair[0], pair[1], code))
+            betas[p][s] = evidence.posterior(alpha)
     return GlobalPosteriors(pattern_of, betas)
 
 

@@ -72,42 +72,31 @@ def cluster_cover(
 ) -> list[Overlap]:
     """Cover Ω(C*) (Definition 8): overlaps with clusters of every other release.
 
-    A row links only where each release holds its set in one cluster (see
-    :mod:`app.core.risk.state`). ``releases`` restricts the other side to those release positions.
+    The overlap with each cluster of another release is the multiset intersection of their
+    non-private sets (Definition 6): a set counts ``min`` of its multiplicities, whichever other
+    clusters also hold it (SPEC 4, "No weaker adversary"). ``releases`` restricts the other side
+    to those release positions.
     """
     j = ref[0]
     cluster = state.cluster(ref)
     common: dict[ClusterRef, dict[Row, int]] = {}
     for row, mult in cluster.counts.items():
-        holders = state.linking_holders(row)
-        if holders.get(j) != ref[1]:
-            continue  # spread over several clusters of this release: links nothing
-        for k, d in holders.items():
-            if k == j or (releases is not None and k not in releases):
+        for other in state.holders(row):
+            if other[0] == j or (releases is not None and other[0] not in releases):
                 continue
-            other = (k, d)
             common.setdefault(other, {})[row] = min(mult, state.cluster(other).counts[row])
     return [Overlap(other, rows, sum(rows.values())) for other, rows in sorted(common.items())]
 
 
 def release_overlap(state: SeriesState, j: int, k: int) -> Counter[Row]:
-    """Common rows of whole releases ``j`` and ``k`` (global composition, section 2.3.2).
-
-    The linking rule of :mod:`app.core.risk.state` holds here too: a set counts only when each
-    release holds it in one cluster. Popular sets (one page clicked by hundreds) fill several
-    clusters and would otherwise make most of two releases "common": on BMS-WebView-1 two
-    5% snapshots shared 68% of their rows by set, though only 40% were the same transactions,
-    and a term missing from the earlier release then lifted every other row's risk by
-    ``N/(N - o) = 3.1`` whatever the counterfeits.
-    """
+    """Common rows of whole releases ``j`` and ``k`` (global composition, section 2.3.2): the
+    multiset intersection of their rows, every set counted (SPEC 4)."""
     first, second = state.releases[j].row_counts, state.releases[k].row_counts
     small, large = (first, second) if len(first) <= len(second) else (second, first)
     common: Counter[Row] = Counter()
     for row, mult in small.items():
         if row in large:
-            holders = state.linking_holders(row)
-            if j in holders and k in holders:
-                common[row] = min(mult, large[row])
+            common[row] = min(mult, large[row])
     return common
 
 

@@ -7,9 +7,10 @@ no product can underflow and no ``0/0`` can occur.
 Decisions (SPEC 4):
 
 - An overlap whose likelihoods are both zero for the chosen ``z`` is uninformative (skipped).
-- Certain evidence for s (a ratio of ``+inf``) gives ``β = 1`` even when another overlap rules
-  s out: the conservative reading for a privacy guarantee.
-- Otherwise certain evidence against s gives ``β = 0``.
+- Certain evidence against s (a ratio of ``-inf``: ``Π P(O|s∈T) = 0``) gives ``β = 0``, even
+  when another overlap is certain for s: formula 12's numerator is then 0 (the auditor's
+  reference reads it so, and the service reports what the auditor computes).
+- Otherwise certain evidence for s (``Π P(O|s∉T) = 0``) gives ``β = 1``.
 """
 
 from __future__ import annotations
@@ -47,10 +48,12 @@ class Evidence:
         """β for prior ``alpha`` given this evidence (formula 12)."""
         if alpha <= 0.0:
             return 0.0
-        if alpha >= 1.0 or self.certain_for > 0:
+        if alpha >= 1.0:
             return 1.0
         if self.certain_against > 0:
             return 0.0
+        if self.certain_for > 0:
+            return 1.0
         logit = math.log(alpha) - math.log1p(-alpha) + self.total
         if logit >= 0:
             return 1.0 / (1.0 + math.exp(-logit))

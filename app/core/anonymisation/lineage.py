@@ -1,0 +1,215 @@
+"""Clustering a new release with the published ones in view: cluster lineages (SPEC 5).
+
+The adversary of SPEC 4 overlaps every pair of clusters of two releases on the multiset
+intersection of their non-private sets. A set cut over several clusters of a release, or a new
+cluster that draws its sets from many published clusters, makes many small overlaps, each read
+as evidence; every one of them needs counterfeits to balance (BP, FP1, FP2). This module builds
+releases the adversary cannot read twice (SPEC 5, "Building releases the adversary cannot read
+twice"):
+
+- every copy of a non-private set is in one cluster of the release (:func:`whole_set_runs`), so
+  each set links at most one cluster per other release;
+- *lineages*: published clusters that share a set are one lineage (connected components over
+  the published releases). A set that a published release holds goes to the new cluster of its
+  lineage, so each new cluster overlaps the published clusters of one lineage only, about one
+  per earlier release, instead of dozens (:func:`lineage_clusters`);
+- a lineage with fewer than ``cluster_size`` rows in the new corpus is filled with sets no
+  release holds yet, the most similar first (frequency-rank order, as :mod:`clustering`); when
+  such sets run out, small lineages are merged with their nearest neighbour in that order;
+- the remaining fresh sets are cut into runs of whole sets of at least ``cluster_size`` rows.
+
+Deterministic: every order is by term frequency, then by term, then by position.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from app.core.model import Row
+
+__all__ = ["whole_set_runs", "lineage_components", "lineage_clusters"]
+
+#: A set's sort key: its terms' frequency ranks, ascending (most frequent term first).
+_Key = tuple[int, ...]
+
+
+def _rank_keys(rows: Sequence[Row]) -> dict[Row, _Key]:
+    frequency: Counter[str] = Counter(t for row in rows for t in row)
+    ordered = sorted(frequency.items(), key=lambda kv: (-kv[1], kv[0]))
+    rank = {t: i for i, (t, _) in enumerate(ordered)}
+    return {row: tuple(sorted(rank[t] for t in row)) for row in set(rows)}
+
+
+def _positions_by_set(rows: Sequence[Row]) -> dict[Row, list[int]]:
+    groups: dict[Row, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(row, []).append(i)
+    return groups
+
+
+def _cut_runs(units: Sequence[list[int]], cluster_size: int) -> list[list[int]]:
+    """Consecutive units (whole sets) joined until each run has ``cluster_size`` rows; a short
+    last run joins the one before it."""
+    runs: list[list[int]] = []
+    current: list[int] = []
+    for unit in units:
+        current.extend(unit)
+        if len(current) >= cluster_size:
+            runs.append(current)
+            current = []
+    if current:
+        if runs:
+            runs[-1].extend(current)
+        else:
+            runs.append(current)
+    return runs
+
+
+def whole_set_runs(rows: Sequence[Row], cluster_size: int) -> list[list[int]]:
+    """Frequency-ordered runs of at least ``cluster_size`` rows that never split a set.
+
+    >>> whole_set_runs([("a",), ("b",), ("a",), ("a", "b"), ("a",)], 2)
+    [[0, 2, 4], [3, 1]]
+    """
+    if not rows:
+        return []
+    keys = _rank_keys(rows)
+    groups = _positions_by_set(rows)
+    ordered = sorted(groups, key=lambda row: (keys[row], groups[row][0]))
+    return _cut_runs([groups[row] for row in ordered], max(cluster_size, 1))
+
+
+def lineage_components(published: Iterable[Iterable[Iterable[Row]]]) -> dict[Row, int]:
+    """Lineage of every published set: clusters sharing a set, across and within releases,
+    are one lineage (union-find). ``published`` gives, per release, each cluster's rows.
+
+    >>> comps = lineage_components([[[("a",), ("b",)], [("c",)]], [[("b",), ("d",)]]])
+    >>> comps[("a",)] == comps[("d",)] != comps[("c",)]
+    True
+    """
+    parent: list[int] = []
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    first_cluster: dict[Row, int] = {}
+    for release in published:
+        for rows in release:
+            node = len(parent)
+            parent.append(node)
+            for row in rows:
+                seen = first_cluster.setdefault(row, node)
+                a, b = find(seen), find(node)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    return {row: find(node) for row, node in first_cluster.items()}
+
+
+def lineage_clusters(
+    rows: Sequence[Row], lineage_of: dict[Row, int], cluster_size: int
+) -> list[list[int]]:
+    """Partition of the new corpus ``rows`` that continues the published lineages.
+
+    ``lineage_of`` maps each published set to its lineage (:func:`lineage_components`); sets
+    absent from it are fresh. Returns clusters as lists of positions into ``rows``.
+    """
+    size = max(cluster_size, 1)
+    keys = _rank_keys(rows)
+    groups = _positions_by_set(rows)
+    by_lineage: dict[int, list[Row]] = {}
+    fresh: list[Row] = []
+    for row in groups:
+        lineage = lineage_of.get(row)
+        if lineage is None:
+            fresh.append(row)
+        else:
+            by_lineage.setdefault(lineage, []).append(row)
+    fresh.sort(key=lambda row: (keys[row], groups[row][0]))
+    clusters: list[list[int]] = []
+    small: list[tuple[_Key, list[int]]] = []
+    for lineage in sorted(by_lineage, key=lambda x: min(keys[r] for r in by_lineage[x])):
+        sets = sorted(by_lineage[lineage], key=lambda row: (keys[row], groups[row][0]))
+        members = [i for row in sets for i in groups[row]]
+        if len(members) >= size:
+            clusters.append(members)
+        else:
+            small.append((keys[_heaviest(sets, groups)], members))
+    leftover = _fill(small, fresh, keys, groups, size, clusters)
+    clusters.extend(_cut_runs([groups[row] for row in leftover], size))
+    return _absorb_short(clusters, size)
+
+
+def _heaviest(sets: Sequence[Row], groups: dict[Row, list[int]]) -> Row:
+    return max(sets, key=lambda row: len(groups[row]))
+
+
+def _fill(
+    small: list[tuple[_Key, list[int]]],
+    fresh: list[Row],
+    keys: dict[Row, _Key],
+    groups: dict[Row, list[int]],
+    size: int,
+    clusters: list[list[int]],
+) -> list[Row]:
+    """Fill each small lineage with the fresh sets nearest to its heaviest set in rank order;
+    merge small lineages with each other when fresh sets run out. Returns unused fresh sets."""
+    fresh_keys = [keys[row] for row in fresh]
+    used = [False] * len(fresh)
+    remaining = len(fresh)
+    pending: list[tuple[_Key, list[int]]] = []
+    for key, members in sorted(small, key=lambda item: (-len(item[1]), item[0])):
+        at = bisect.bisect_left(fresh_keys, key)
+        left, right = at - 1, at
+        while len(members) < size and remaining:
+            # Take the nearer unused neighbour in rank order (right first on ties).
+            while left >= 0 and used[left]:
+                left -= 1
+            while right < len(fresh) and used[right]:
+                right += 1
+            pick = right if right < len(fresh) and (left < 0 or _closer(
+                fresh_keys[right], fresh_keys[left], key)) else left
+            used[pick] = True
+            remaining -= 1
+            members.extend(groups[fresh[pick]])
+        if len(members) >= size:
+            clusters.append(members)
+        else:
+            pending.append((key, members))
+    if pending:
+        pending.sort(key=lambda item: item[0])
+        clusters.extend(_cut_runs([members for _, members in pending], size))
+    return [row for row, taken in zip(fresh, used, strict=True) if not taken]
+
+
+def _closer(a: _Key, b: _Key, target: _Key) -> bool:
+    """Whether ``a`` shares at least as long a prefix with ``target`` as ``b`` does."""
+    return _prefix(a, target) >= _prefix(b, target)
+
+
+def _prefix(a: _Key, b: _Key) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _absorb_short(clusters: list[list[int]], size: int) -> list[list[int]]:
+    """A cluster still short of ``size`` (only possible when the whole corpus is) joins the
+    smallest other cluster."""
+    short = [c for c in clusters if len(c) < size]
+    if not short or len(clusters) == 1:
+        return clusters
+    kept = [c for c in clusters if len(c) >= size]
+    if not kept:
+        merged = [i for c in short for i in c]
+        return [merged]
+    for c in short:
+        min(kept, key=len).extend(c)
+    return kept

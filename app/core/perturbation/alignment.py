@@ -1,0 +1,140 @@
+"""Alignment: a new cluster holds no more copies of s than its published cover can hide (SPEC 5).
+
+Decision (SPEC 5 leaves the order of steps to the publisher). A new cluster that continues a
+lineage overlaps its published clusters on most of its rows. When the published side says the
+overlap holds few copies of s (``f2`` of the old cluster is small, often 0), the new cluster's
+other copies must sit on its few rows outside the overlap: the adversary's posterior for those
+rows is about ``(N(s,C) - r)/(N(C) - N(O))``, far above the prior. Counterfeits can only dilute
+it one s̄-row at a time (FP2), and an overlap that holds the whole published cluster (a lineage
+of one popular set) pins the range, which no counterfeit undoes.
+
+So before BP, each new cluster gives copies of s back to the global bag, one at a time, while
+one of its rows is over ``r_th`` for s against the published releases (cluster composition,
+formula 12 over the cover). The copies stay in the release (global bag, so ``ss`` and the data
+are unchanged), they are not suppressed. The cluster's global share ``N(s, C_ol)`` counts in
+``N(s, C*)`` as well, so where the cluster has no copy left in ``C_c`` its share is lowered
+instead, and after alignment ``J_s`` (formula 3) is recomputed with the larger bag, capped at
+the level alignment reached (the same cap Anony applies, SPEC 2 step 5).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from app.core.risk.assess import cluster_posteriors, serial_risk
+from app.core.risk.overlap import cluster_cover
+from app.core.risk.state import ClusterState, SeriesState
+
+__all__ = ["align_release"]
+
+#: Passes over the clusters whose global share grew when ``J_s`` was recomputed.
+_PASSES = 4
+
+
+def _over_terms(state: SeriesState, j: int, c: int, limit: float) -> set[str]:
+    rates = state.releases[j].rates
+    over: set[str] = set()
+    for betas in cluster_posteriors(state, (j, c)).values():
+        for s, beta in betas.items():
+            if serial_risk(beta, rates.get(s, 0.0)) > limit:
+                over.add(s)
+    return over
+
+
+def _floor(state: SeriesState, j: int, c: int, s: str) -> int:
+    """Copies of s the cluster must keep for its published overlaps to stay safe (Lemma 4:
+    ``f2`` of the new cluster at least the published cluster's, ``min(N(O), N(s, C*))``)."""
+    floor = 0
+    for overlap in cluster_cover(state, (j, c), releases=range(j)):
+        other = state.cluster(overlap.other)
+        floor = max(floor, min(overlap.size, other.n_s(s)))
+    return floor
+
+
+def _give_back(cluster: ClusterState, s: str, bag: Counter[str], moved: Counter[str]) -> bool:
+    if cluster.private_counts.get(s, 0) > 0:
+        cluster.private_counts[s] -= 1
+        if not cluster.private_counts[s]:
+            del cluster.private_counts[s]
+        bag[s] += 1
+        moved[s] += 1
+        return True
+    if cluster.global_share.get(s, 0) > 0:
+        cluster.global_share[s] -= 1
+        return True
+    return False
+
+
+def align_release(state: SeriesState, j: int, r_th: float) -> Counter[str]:
+    """Align every cluster of release ``j`` with its published cover; returns copies moved to
+    the global bag per term. ``j`` must be the last release (the new one)."""
+    release = state.releases[j]
+    limit = r_th * (1 + 1e-9)
+    moved: Counter[str] = Counter()
+    caps: dict[tuple[int, str], int] = {}
+    todo = list(range(len(release.clusters)))
+    for _ in range(_PASSES):
+        touched: set[str] = set()
+        for c in todo:
+            touched |= _align_cluster(state, j, c, limit, moved, caps)
+        if not touched:
+            break
+        before = [dict(cluster.global_share) for cluster in release.clusters]
+        _recompute_shares(state, j, touched, caps, r_th)
+        # A larger bag raises J_s of other clusters: those are aligned again.
+        todo = [
+            c
+            for c, cluster in enumerate(release.clusters)
+            if any(cluster.global_share.get(s, 0) > before[c].get(s, 0) for s in touched)
+        ]
+        if not todo:
+            break
+    return moved
+
+
+def _align_cluster(
+    state: SeriesState,
+    j: int,
+    c: int,
+    limit: float,
+    moved: Counter[str],
+    caps: dict[tuple[int, str], int],
+) -> set[str]:
+    release = state.releases[j]
+    cluster = release.clusters[c]
+    touched: set[str] = set()
+    for _ in range(cluster.n + 1):
+        changed = False
+        for s in sorted(_over_terms(state, j, c, limit)):
+            if cluster.n_s(s) <= _floor(state, j, c, s):
+                continue  # fewer copies would expose a published cluster (BP's Lemma 4)
+            if _give_back(cluster, s, release.global_bag, moved):
+                caps[c, s] = cluster.n_s(s)
+                touched.add(s)
+                changed = True
+        if not changed:
+            break
+    return touched
+
+
+def _recompute_shares(
+    state: SeriesState, j: int, terms: set[str], caps: dict[tuple[int, str], int], r_th: float
+) -> None:
+    """``J_s(C) = round(N(C)·N(s, C_g)/N(T))`` (formula 3) for the terms whose bag changed,
+    capped so that ``γ_s(C) <= r_th`` and at the level alignment reached."""
+    release = state.releases[j]
+    n_rows = sum(cluster.n_true for cluster in release.clusters)
+    for s in terms:
+        in_bag = release.global_bag.get(s, 0)
+        total = sum(cl.private_counts.get(s, 0) for cl in release.clusters) + in_bag
+        for c, cluster in enumerate(release.clusters):
+            share = round(cluster.n_true * in_bag / n_rows) if n_rows else 0
+            allowed = int(r_th * total * cluster.n_true / n_rows + 1e-9) if n_rows else 0
+            share = min(share, max(min(allowed, cluster.n_true) - cluster.private_counts[s], 0))
+            cap = caps.get((c, s))
+            if cap is not None:
+                share = min(share, max(cap - cluster.private_counts[s], 0))
+            if share > 0:
+                cluster.global_share[s] = share
+            else:
+                cluster.global_share.pop(s, None)

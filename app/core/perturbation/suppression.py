@@ -1,0 +1,103 @@
+"""Suppression, the last resort of the post-condition (SPEC 5, "Suppression, the last resort").
+
+Some rows cannot be brought to ``r_th`` by counterfeits: a private term new to the release,
+absent from every earlier one, is lifted by the global composition by about ``N/(N - o)`` per
+earlier release whatever is added; an overlap that pins a range cannot be widened. Then copies
+of the term at fault are removed from the new release, terms with the fewest copies first, one
+copy per (place, term) and round, until the post-condition holds. A publication is refused for
+safety only when the copies to suppress would exceed ``max_suppression`` of the release's
+private copies.
+
+Suppressed copies are removed from the data after the population rates were fixed (after FP1,
+section 3.2.1), like FP2's counterfeits are added after: the published ``ss(s, T^μ)`` keep their
+values, so suppression lowers the posteriors it targets without raising every other row's risk
+through a smaller rate. The checked post-condition judges the result.
+They are reported per term to the publisher and auditors, never in the public release.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from app.core.model import Row
+from app.core.risk.state import ClusterRef, ReleaseState, SeriesState
+
+__all__ = ["Suppressor"]
+
+Violation = tuple[ClusterRef, Row, str, float, str]
+
+
+class Suppressor:
+    """Removes copies of private terms from release ``j`` within a budget."""
+
+    def __init__(self, state: SeriesState, j: int, max_share: float) -> None:
+        self.state = state
+        self.j = j
+        release = state.releases[j]
+        self.budget = math.floor(max_share * sum(release.totals().values()) + 1e-9)
+        self.suppressed: Counter[str] = Counter()
+
+    @property
+    def release(self) -> ReleaseState:
+        return self.state.releases[self.j]
+
+    def suppress(self, found: Sequence[Violation]) -> bool:
+        """Suppress one copy per (place, term) at fault in the new release, fewest-copies terms
+        first; ``False`` when nothing can be suppressed within the budget."""
+        totals = self.release.totals()
+        targets: dict[tuple[int | None, str], None] = {}
+        for ref, _row, s, _risk, kind in found:
+            if ref[0] == self.j and totals.get(s, 0) > 0:
+                place = ref[1] if kind == "cluster" else None
+                targets.setdefault((place, s), None)
+        if not targets:
+            return False
+        done = False
+        for place, s in sorted(targets, key=lambda k: (totals.get(k[1], 0), k[1], k[0] or -1)):
+            if sum(self.suppressed.values()) >= self.budget:
+                break
+            if self._remove_one(place, s):
+                self.suppressed[s] += 1
+                done = True
+        return done
+
+    def _remove_one(self, place: int | None, s: str) -> bool:
+        release = self.release
+        clusters = release.clusters
+        if place is not None and clusters[place].private_counts.get(s, 0) > 0:
+            _decrement(clusters[place].private_counts, s)
+            return True
+        if place is not None and clusters[place].global_share.get(s, 0) > 0:
+            # The copies behind a global share are in the bag: one of them goes.
+            clusters[place].global_share[s] -= 1
+            if release.global_bag.get(s, 0) > 0:
+                _decrement(release.global_bag, s)
+            return True
+        if release.global_bag.get(s, 0) > 0:
+            _decrement(release.global_bag, s)
+            _clip_shares(release, s)
+            return True
+        holders = [c for c in clusters if c.private_counts.get(s, 0) > 0]
+        if not holders:
+            return False
+        _decrement(max(holders, key=lambda c: c.private_counts[s]).private_counts, s)
+        return True
+
+
+def _decrement(counts: Counter[str], s: str) -> None:
+    counts[s] -= 1
+    if counts[s] <= 0:
+        del counts[s]
+
+
+def _clip_shares(release: ReleaseState, s: str) -> None:
+    """No cluster's global share may exceed the copies left in the bag."""
+    left = release.global_bag.get(s, 0)
+    for cluster in release.clusters:
+        if cluster.global_share.get(s, 0) > left:
+            if left:
+                cluster.global_share[s] = left
+            else:
+                del cluster.global_share[s]
