@@ -25,7 +25,7 @@ from app.core.risk.assess import cluster_posteriors, serial_risk
 from app.core.risk.overlap import cluster_cover
 from app.core.risk.state import ClusterState, SeriesState
 
-__all__ = ["align_release"]
+__all__ = ["align_release", "empty_set_to_bag"]
 
 #: Passes over the clusters whose global share grew when ``J_s`` was recomputed.
 _PASSES = 4
@@ -63,6 +63,60 @@ def _give_back(cluster: ClusterState, s: str, bag: Counter[str], moved: Counter[
         cluster.global_share[s] -= 1
         return True
     return False
+
+
+def _empty_if_safe(
+    state: SeriesState, j: int, c: int, s: str, limit: float, moved: Counter[str]
+) -> bool:
+    """Move every copy of s out of cluster ``c`` (segment to the bag, share to 0) when no row
+    of the published clusters it overlaps is then over ``limit`` for s; else change nothing."""
+    release = state.releases[j]
+    cluster = release.clusters[c]
+    kept, share = cluster.private_counts.get(s, 0), cluster.global_share.get(s, 0)
+    if kept + share == 0:
+        return False
+    cluster.private_counts.pop(s, None)
+    cluster.global_share.pop(s, None)
+    for overlap in cluster_cover(state, (j, c), releases=range(j)):
+        rates = state.releases[overlap.other[0]].rates
+        for betas in cluster_posteriors(state, overlap.other, (s,)).values():
+            if serial_risk(betas.get(s, 0.0), rates.get(s, 0.0)) > limit:
+                if kept:
+                    cluster.private_counts[s] = kept
+                if share:
+                    cluster.global_share[s] = share
+                return False
+    release.global_bag[s] += kept
+    moved[s] += kept
+    return True
+
+
+def empty_set_to_bag(state: SeriesState, j: int, r_th: float) -> Counter[str]:
+    """The cluster of rows with an empty non-private set publishes no private copy of its own:
+    its segment goes to the global bag and its global share is 0 (decision, SPEC 5).
+
+    Those rows are identical, so every release's cluster of them overlaps the earlier ones on
+    nearly all its rows and pins their ranges: formula 12 then multiplies evidence from every
+    earlier release, which neither counterfeits (they sit outside the overlap) nor alignment can
+    balance. Their private copies associate with no non-private term, so in the bag they lose
+    only private-private co-occurrence, and with ``N(s, C*) = 0`` in every release the lineage
+    tells the adversary nothing. Returns copies moved per term.
+    """
+    release = state.releases[j]
+    moved: Counter[str] = Counter()
+    caps: dict[tuple[int, str], int] = {}
+    for c, cluster in enumerate(release.clusters):
+        if () not in cluster.counts:
+            continue
+        for s in sorted(cluster.terms()):
+            release.global_bag[s] += cluster.private_counts.get(s, 0)
+            moved[s] += cluster.private_counts.get(s, 0)
+            caps[c, s] = 0
+        cluster.private_counts.clear()
+        cluster.global_share.clear()
+    if caps:
+        _recompute_shares(state, j, {s for _, s in caps}, caps, r_th)
+    return moved
 
 
 def align_release(state: SeriesState, j: int, r_th: float) -> Counter[str]:
@@ -107,7 +161,13 @@ def _align_cluster(
         changed = False
         for s in sorted(_over_terms(state, j, c, limit)):
             if cluster.n_s(s) <= _floor(state, j, c, s):
-                continue  # fewer copies would expose a published cluster (BP's Lemma 4)
+                # Fewer copies would expose a published cluster (BP's Lemma 4), unless none
+                # at all: an overlap whose ranges then contradict tells nothing to either side.
+                if _empty_if_safe(state, j, c, s, limit, moved):
+                    caps[c, s] = 0
+                    touched.add(s)
+                    changed = True
+                continue
             if _give_back(cluster, s, release.global_bag, moved):
                 caps[c, s] = cluster.n_s(s)
                 touched.add(s)

@@ -88,14 +88,17 @@ def _choose(lr0: float, lr1: float, code: int) -> float:
     return best_ratio((lr0, lr1))
 
 
-def cluster_posteriors(state: SeriesState, ref: ClusterRef) -> dict[Row, dict[str, float]]:
+def cluster_posteriors(
+    state: SeriesState, ref: ClusterRef, only: Iterable[str] | None = None
+) -> dict[Row, dict[str, float]]:
     """β_cluster of each distinct row of a cluster for each private term it holds (formula 12).
 
     For a row whose set the cluster holds more often than the overlap does, the row may be
     inside or outside O; the adversary takes the larger posterior (SPEC 4 decision).
+    ``only`` restricts the terms computed.
     """
     cluster = state.cluster(ref)
-    terms = cluster.terms()
+    terms = cluster.terms() if only is None else cluster.terms() & set(only)
     if not terms:
         return {}
     cover = cluster_cover(state, ref)
