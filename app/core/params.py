@@ -21,7 +21,7 @@ _SERIAL = (
 
 #: Default Anony threshold of Sanony/Kanony as a share of ``r_th``: the headroom lets a
 #: published cluster absorb the lift of a later overlap without counterfeits (docs/methods.md).
-ANONY_HEADROOM = 0.625
+ANONY_HEADROOM = 0.375
 _METHOD_PARAMS: dict[str, tuple[str, ...]] = {
     "anony": _COMMON,
     "sanony": (*_COMMON, *_SERIAL),

@@ -239,21 +239,7 @@ def test_random_series_are_m_invariant_and_publish_every_true_row_once(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name",
-    [
-        "bms-webview-1.dat",
-        pytest.param(
-            "bms-webview-2.dat",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=PublicationFailed,
-                reason="issue 8, open: against the literal adversary release 5 of this series "
-                "still needs more suppression than max_suppression allows",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("name", ["bms-webview-1.dat", "bms-webview-2.dat"])
 def test_inv_needs_more_counterfeits_than_sanony_on_segen_series(name: str) -> None:
     """sz 5%, rep 40%, 5 releases, 10% private terms; Sanony at r_th 8. Prints both rates."""
     from app.core.segen import choose_private_terms, segen

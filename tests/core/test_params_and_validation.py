@@ -22,7 +22,7 @@ def test_defaults_follow_the_spec() -> None:
         "forward_perturbation": False,
         "max_suppression": 0.01,
     }
-    assert params.anony_threshold == 5.0  # ANONY_HEADROOM * r_th
+    assert params.anony_threshold == 3.0  # ANONY_HEADROOM * r_th
     assert parse_params("wong", {}).for_method("wong")["strategy"] == "constant_ratio"
     assert parse_params("scomp", {}).for_method("scomp") == {
         "r_th": 8.0,

@@ -92,8 +92,8 @@ def _empty_if_safe(
 
 
 def empty_set_to_bag(state: SeriesState, j: int, r_th: float) -> Counter[str]:
-    """The cluster of rows with an empty non-private set publishes no private copy of its own:
-    its segment goes to the global bag and its global share is 0 (decision, SPEC 5).
+    """A cluster made mostly of rows with an empty non-private set publishes no private copy of
+    its own: its segment goes to the global bag and its global share is 0 (decision, SPEC 5).
 
     Those rows are identical, so every release's cluster of them overlaps the earlier ones on
     nearly all its rows and pins their ranges: formula 12 then multiplies evidence from every
@@ -106,7 +106,7 @@ def empty_set_to_bag(state: SeriesState, j: int, r_th: float) -> Counter[str]:
     moved: Counter[str] = Counter()
     caps: dict[tuple[int, str], int] = {}
     for c, cluster in enumerate(release.clusters):
-        if () not in cluster.counts:
+        if not cluster.of_empty_sets:
             continue
         for s in sorted(cluster.terms()):
             release.global_bag[s] += cluster.private_counts.get(s, 0)
@@ -191,7 +191,7 @@ def _recompute_shares(
             share = round(cluster.n_true * in_bag / n_rows) if n_rows else 0
             allowed = int(r_th * total * cluster.n_true / n_rows + 1e-9) if n_rows else 0
             share = min(share, max(min(allowed, cluster.n_true) - cluster.private_counts[s], 0))
-            cap = caps.get((c, s))
+            cap = 0 if cluster.of_empty_sets else caps.get((c, s))
             if cap is not None:
                 share = min(share, max(cap - cluster.private_counts[s], 0))
             if share > 0:

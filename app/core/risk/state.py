@@ -63,6 +63,12 @@ class ClusterState:
         return held
 
     @property
+    def of_empty_sets(self) -> bool:
+        """Whether most of the cluster's true rows have an empty non-private set (the lineage
+        of rows holding private terms only, SPEC 5)."""
+        return 2 * self.counts.get((), 0) >= max(self.n_true, 1)
+
+    @property
     def counterfeits(self) -> int:
         """Counterfeits the adversary is told about (BP + FP1, section 3.2)."""
         return self.published_counterfeits or (self.bp + self.fp1)
