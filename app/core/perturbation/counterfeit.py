@@ -48,20 +48,27 @@ class CounterfeitFactory:
     def make(self, position: int, cluster: ClusterState) -> Row:
         """A counterfeit row for the cluster at ``position`` of the new release."""
         pools = (self._terms_of(position, cluster), self._corpus_terms, self._series())
-        return self._pick(pools, cluster)
+        return self._pick(pools, cluster, position)
 
     def make_global(self) -> Row:
         """A counterfeit drawn from the corpus' non-private terms (global composition, BP)."""
-        return self._pick((self._corpus_terms, self._series()), None)
+        return self._pick((self._corpus_terms, self._series()), None, None)
 
-    def _pick(self, pools: tuple[Counter[str], ...], cluster: ClusterState | None) -> Row:
+    def _pick(
+        self, pools: tuple[Counter[str], ...], cluster: ClusterState | None, position: int | None
+    ) -> Row:
+        quiet: Row | None = None
         minimal: Row | None = None
         for pool in pools:
-            fresh, valid = self._sample(pool, cluster)
+            fresh, local, valid = self._sample(pool, cluster, position)
             if fresh is not None:
                 return fresh
-            if minimal is None:
-                minimal = valid
+            quiet = quiet or local
+            minimal = minimal or valid
+        # Next best: a set no other cluster of this release holds, so that the release keeps
+        # every copy of a set in one cluster (SPEC 5) and the counterfeit links no new pair.
+        if quiet is not None:
+            return quiet
         if minimal is not None:
             return minimal
         # Every subset of the series' terms is already a row of this cluster (tiny
@@ -89,22 +96,29 @@ class CounterfeitFactory:
         return self._series_terms
 
     def _sample(
-        self, pool: Counter[str], cluster: ClusterState | None
-    ) -> tuple[Row | None, Row | None]:
-        """(a valid row no release holds, of the smallest such size; the minimal valid row)."""
+        self, pool: Counter[str], cluster: ClusterState | None, position: int | None
+    ) -> tuple[Row | None, Row | None, Row | None]:
+        """(a valid row no release holds, of the smallest such size; a valid row no other
+        cluster of this release holds; the minimal valid row)."""
         if not pool:
-            return None, None
+            return None, None, None
         terms = sorted(pool)
         minimal: Row | None = None
+        local: Row | None = None
         for size in range(1, len(terms) + 1):
             candidates = self._candidates(pool, terms, size, cluster)
             valid = list(itertools.islice(candidates, _CANDIDATES))
             for row in valid:
-                if not self._state.holders(row):
-                    return row, minimal or row
+                holders = self._state.holders(row)
+                if not holders:
+                    return row, local or row, minimal or row
+                if local is None and all(
+                    ref == (self._release, position) for ref in holders if ref[0] == self._release
+                ):
+                    local = row
             if minimal is None and valid:
                 minimal = valid[0]
-        return None, minimal
+        return None, local, minimal
 
     def _candidates(
         self, pool: Counter[str], terms: list[str], size: int, cluster: ClusterState | None

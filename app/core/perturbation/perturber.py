@@ -306,17 +306,22 @@ class Perturber:
         added = 0
         for c, cluster in enumerate(self.release.clusters):
             guard = 4 * cluster.n_true + 16
-            excess = self._cluster_excess(c, limit)
-            while guard > 0 and excess > 0:
-                self.add(c, 1, {}, "fp2")
-                after = self._cluster_excess(c, limit)
-                if after >= excess:
-                    self.take_back(c, "fp2")
-                    break
+            while guard > 0 and self.dilute(c, limit):
                 added += 1
                 guard -= 1
-                excess = after
         return added
+
+    def dilute(self, c: int, limit: float) -> bool:
+        """Add one s̄-counterfeit to cluster ``c`` if its rows are over ``limit`` and the row
+        lowers their excess; otherwise add nothing. Returns whether a row was kept."""
+        excess = self._cluster_excess(c, limit)
+        if excess <= 0:
+            return False
+        self.add(c, 1, {}, "fp2")
+        if self._cluster_excess(c, limit) >= excess:
+            self.take_back(c, "fp2")
+            return False
+        return True
 
     def take_back(self, c: int, phase: str) -> None:
         """Remove the last counterfeit row added to cluster ``c`` (it did not help)."""

@@ -1,0 +1,122 @@
+"""Sound against the paper's adversary (issue 8): the cases that broke the literal model.
+
+Random small series with, in every release, a popular non-private set held by many rows,
+transactions holding private terms only (the empty non-private set), a private term new to a
+later release, and a term that vanishes and returns. After *every* publication the exact
+oracle (``tests/oracle``, SPEC 4 as written) must find no row of any release over ``r_th``.
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from app.core.errors import PublicationFailed
+from app.core.history import SeriesHistory
+from app.core.model import Transaction
+from app.core.params import parse_params
+from app.core.pipeline import publish
+from tests.core.series_strategies import SmallSeries, build_series
+from tests.oracle.serial_risk import violations
+
+NEW, BACK = "s_new", "s_back"
+
+
+def _inject(series: SmallSeries, seed: int, popular_share: float) -> SmallSeries:
+    """Add the hard cases to each release of ``series`` (in place of nothing: rows are added)."""
+    rng = random.Random(seed)
+    private = sorted(series.private_terms)
+    corpora: list[list[Transaction]] = []
+    for number, corpus in enumerate(series.corpora, start=1):
+        extra: list[Transaction] = []
+        for _ in range(max(2, round(popular_share * len(corpus)))):
+            terms = {"a"}
+            if rng.random() < 0.4:
+                terms.add(rng.choice(private))
+            extra.append(Transaction(frozenset(terms)))
+        for _ in range(rng.randint(1, 3)):  # private terms only
+            extra.append(Transaction(frozenset(rng.sample(private, 1))))
+        if number >= 2:  # a term new to release 2, then kept
+            extra.append(Transaction(frozenset({NEW, rng.choice("bcd")})))
+        if number != 2:  # present in release 1, gone from 2, back from 3
+            extra.append(Transaction(frozenset({BACK, rng.choice("bcd")})))
+        corpora.append(corpus + extra)
+    terms = series.private_terms | {NEW, BACK}
+    return SmallSeries(corpora, terms, series.r_th, series.cluster_size, series.seed)
+
+
+@st.composite
+def hard_series(draw: st.DrawFn) -> SmallSeries:
+    releases = draw(st.integers(3, 5))
+    base = build_series(
+        seed=draw(st.integers(0, 2**32)),
+        releases=releases,
+        sizes=draw(st.lists(st.integers(8, 50), min_size=releases, max_size=releases)),
+        n_private=draw(st.integers(1, 3)),
+        n_public=draw(st.integers(3, 8)),
+        r_th=draw(st.floats(1.5, 8, allow_nan=False)),
+        cluster_size=draw(st.integers(2, 6)),
+    )
+    return _inject(base, draw(st.integers(0, 2**16)), draw(st.floats(0.2, 0.5)))
+
+
+def _publish_checked(method: str, series: SmallSeries, extra: dict[str, object]) -> int:
+    """Publish release after release, judging the whole series after each; returns releases."""
+    raw = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed % 7}
+    params = parse_params(method, {**raw, **extra})
+    history = SeriesHistory()
+    for corpus in series.corpora:
+        publication = publish(method, history, corpus, series.private_terms, params)
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+        assert violations(history.releases, series.r_th) == []
+        assert sum(publication.ledger.suppressed.values()) <= params.max_suppression * sum(
+            len(t.terms & series.private_terms) for t in corpus
+        )
+    return len(history.releases)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hard_series())
+def test_sanony_is_sound_after_every_publication(series: SmallSeries) -> None:
+    try:
+        _publish_checked("sanony", series, {})
+    except PublicationFailed:
+        assume(False)  # nothing published; how rare it is, see the share test below
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hard_series())
+def test_kanony_is_sound_after_every_publication(series: SmallSeries) -> None:
+    try:
+        _publish_checked("kanony", series, {"gb_min_terms": 1})
+    except PublicationFailed:
+        assume(False)
+
+
+def test_hard_series_never_leak_and_mostly_publish() -> None:
+    """Over 40 fixed hard series, every publication is safe; failures (nothing stored) are
+    counted. These releases hold 10-60 rows, so the default ``max_suppression`` of 1% allows
+    no copy at all: 25% is given here (measured: 6 of 40 still fail, all with r_th under 3
+    or a term returning to a release of a few dozen rows, where no budget is enough)."""
+    failed = 0
+    for trial in range(40):
+        rng = random.Random(trial)
+        releases = rng.randint(3, 5)
+        base = build_series(
+            seed=trial,
+            releases=releases,
+            sizes=[rng.randint(8, 50) for _ in range(releases)],
+            n_private=rng.randint(1, 3),
+            n_public=rng.randint(3, 8),
+            r_th=rng.uniform(1.5, 8),
+            cluster_size=rng.randint(2, 6),
+        )
+        try:
+            series = _inject(base, trial, rng.uniform(0.2, 0.5))
+            _publish_checked("sanony", series, {"max_suppression": 0.25})
+        except PublicationFailed:
+            failed += 1
+    assert failed <= 8, f"{failed} of 40 hard series failed to publish"
