@@ -36,6 +36,11 @@ COUNTERFEITS = Counter(
     "serialpub_counterfeits_published_total", "Published counterfeit rows (BP + FP1)", ["method"]
 )
 JOBS = Counter("serialpub_jobs_total", "Publication jobs by outcome", ["status"])
+SUPPRESSED = Counter(
+    "serialpub_suppressed_copies_total",
+    "Private-term copies suppressed as the last resort of the post-condition (SPEC 5)",
+    ["method"],
+)
 
 _configured = False
 

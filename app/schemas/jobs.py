@@ -33,3 +33,8 @@ class JobOut(BaseModel):
         None, description="Auditors and admins only: the mechanism's report"
     )
     phase_seconds: dict[str, float] | None = Field(None, description="Auditors and admins only")
+    suppressed: dict[str, int] | None = Field(
+        None,
+        description="Copies of each private term suppressed as the last resort (SPEC 5), for "
+        "the publisher that posted the job, auditors and admins; never in the public release",
+    )

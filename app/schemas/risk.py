@@ -27,6 +27,7 @@ class RiskSummary(BaseModel):
                 "rows_over_threshold": 0, "by_term": {"HIV": 1.5, "cancer": 1.0},
                 "histogram": [{"lo": 0.0, "hi": 0.5, "count": 2}],
                 "perturbation": {"counterfeits": 1, "rate": 0.1667, "published_only": False},
+                "suppressed": {"HIV": 0},
             }]
         }
     )
@@ -39,6 +40,11 @@ class RiskSummary(BaseModel):
     by_term: dict[str, float]
     histogram: list[HistogramBin]
     perturbation: Perturbation
+    suppressed: dict[str, int] | None = Field(
+        None,
+        description="Copies of each private term suppressed as the last resort (SPEC 5); "
+        "auditors and admins only, null for other roles",
+    )
 
 
 class RowRiskOut(BaseModel):

@@ -28,7 +28,14 @@ from app.db.repositories.release_store import store_publication
 from app.db.repositories.signatures import store_signatures
 from app.db.repositories.statistics import append_statistics
 from app.errors import AppError, from_core
-from app.observability import COUNTERFEITS, JOBS, PHASE_SECONDS, ROWS_PUBLISHED, logger
+from app.observability import (
+    COUNTERFEITS,
+    JOBS,
+    PHASE_SECONDS,
+    ROWS_PUBLISHED,
+    SUPPRESSED,
+    logger,
+)
 from app.runtime import Runtime
 from app.services.history import load_history
 from app.services.payload import decode_corpus
@@ -156,6 +163,7 @@ def _observe(method: str, publication: Publication, seconds: dict[str, float]) -
         PHASE_SECONDS.labels(phase).observe(value)
     ROWS_PUBLISHED.labels(method).inc(publication.release.n_rows)
     COUNTERFEITS.labels(method).inc(sum(c.counterfeits for c in publication.release.clusters))
+    SUPPRESSED.labels(method).inc(sum(publication.ledger.suppressed.values()))
     JOBS.labels("succeeded").inc()
 
 

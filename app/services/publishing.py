@@ -42,12 +42,15 @@ FINISHED = ("succeeded", "failed")
 
 def job_out(job: Job, series_name: str, principal: Principal | None) -> JobOut:
     private = principal is not None and principal.sees_private
+    poster = principal is not None and job.api_key_id == principal.key_id
+    found = (job.report or {}).get("suppressed")
     return JobOut(
         id=job.id, series=series_name, status=job.status,  # type: ignore[arg-type]
         phase=job.phase, progress=job.progress, release_no=job.release_no, error=job.error,
         created_at=job.created_at, finished_at=job.finished_at,
         report=job.report if private else None,
         phase_seconds=job.phase_seconds if private else None,
+        suppressed=dict(found) if isinstance(found, dict) and (private or poster) else None,
     )
 
 
@@ -130,7 +133,9 @@ async def dry_run(
         cf, public = public_counterfeits(release), True
     return PublishResult(
         dry_run=True, job=None, release=summary(publication.release, series.method),
-        risk=risk_summary(risk, publication.release, cf, public),
+        risk=risk_summary(risk, publication.release, cf, public,
+                          dict(publication.ledger.suppressed) if principal.sees_private
+                          else None),
     )
 
 

@@ -65,7 +65,7 @@ async def assess(series_id: int, releases: Sequence[PublishedRelease], index: in
 
 
 def risk_summary(risk: ReleaseRisk, release: PublishedRelease, counterfeits: int,
-                 published_only: bool) -> RiskSummary:
+                 published_only: bool, suppressed: dict[str, int] | None = None) -> RiskSummary:
     """The API.md risk body from a core ``ReleaseRisk``."""
     return RiskSummary(
         release_no=release.release_no,
@@ -80,6 +80,7 @@ def risk_summary(risk: ReleaseRisk, release: PublishedRelease, counterfeits: int
             rate=round(counterfeits / risk.n_rows, 6) if risk.n_rows else 0.0,
             published_only=published_only,
         ),
+        suppressed=suppressed,
     )
 
 
@@ -94,6 +95,14 @@ async def counterfeits_for(session: AsyncSession, model: Release, release: Publi
         rows = await ReleaseRepository(session).counterfeit_rows(model.id)
         return rows + release.global_counterfeits, False
     return public_counterfeits(release), True
+
+
+async def suppressed_for(session: AsyncSession, model: Release,
+                         sees_private: bool) -> dict[str, int] | None:
+    """Suppressed copies per term for auditors and admins; ``None`` for everybody else."""
+    if not sees_private:
+        return None
+    return await ReleaseRepository(session).suppressed(model.id)
 
 
 async def _release_index(session: AsyncSession, series: Series, release_no: int
@@ -111,7 +120,8 @@ async def release_risk(session: AsyncSession, series: Series, release_no: int,
     models, releases, i = await _release_index(session, series, release_no)
     risk = await assess(series.id, releases, i, r_th or default_r_th(series))
     cf, public = await counterfeits_for(session, models[i], releases[i], sees_private)
-    return risk_summary(risk, releases[i], cf, public)
+    return risk_summary(risk, releases[i], cf, public,
+                        await suppressed_for(session, models[i], sees_private))
 
 
 async def series_risk(session: AsyncSession, series: Series, r_th: float | None,
@@ -121,7 +131,8 @@ async def series_risk(session: AsyncSession, series: Series, r_th: float | None,
     for i, (model, release) in enumerate(zip(models, releases, strict=True)):
         risk = await assess(series.id, releases, i, r_th or default_r_th(series))
         cf, public = await counterfeits_for(session, model, release, sees_private)
-        result.append(risk_summary(risk, release, cf, public))
+        result.append(risk_summary(risk, release, cf, public,
+                                   await suppressed_for(session, model, sees_private)))
     return result
 
 

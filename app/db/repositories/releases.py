@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import ClusterLedger, Release
+from app.db.models import ClusterLedger, Release, ReleaseLedger
 
 __all__ = ["ReleaseRepository"]
 
@@ -36,3 +36,10 @@ class ReleaseRepository:
                                  0)).where(ClusterLedger.release_id == release_id)
         )
         return int(total or 0)
+
+    async def suppressed(self, release_id: int) -> dict[str, int]:
+        """Copies suppressed per private term (private: auditors and admins only)."""
+        found = await self.session.scalar(
+            select(ReleaseLedger.suppressed).where(ReleaseLedger.release_id == release_id)
+        )
+        return dict(found or {})
