@@ -16,7 +16,8 @@ METHODS: tuple[str, ...] = ("sanony", "anony", "wong", "kanony", "scomp", "inv")
 # Which parameters each method reads; the others are rejected so that a typo is not ignored.
 _COMMON = ("r_th", "cluster_size", "seed")
 _SERIAL = (
-    "anony_r_th", "max_repair_rounds", "backward", "forward_perturbation", "max_suppression",
+    "anony_r_th", "max_repair_rounds", "backward", "forward_perturbation", "align",
+    "max_suppression",
 )
 
 #: Default Anony threshold of Sanony/Kanony as a share of ``r_th``: the headroom lets a
@@ -41,7 +42,9 @@ class PublishParams:
     the global bag, so overlaps have less to reveal and fewer counterfeits are needed);
     ``backward`` BP on the pairs whose rows the new release puts over ``r_th``
     (``where_needed``) or Lemma 4 on every overlap (``every_overlap``, the paper);
-    ``forward_perturbation`` runs FP1 (off by default, docs/methods.md); ``max_suppression``
+    ``forward_perturbation`` runs FP1 (off by default, docs/methods.md); ``align`` gives the
+    copies that a new cluster's published cover would expose, and those of clusters of one
+    repeated set, to the global bag before BP (docs/methods.md); ``max_suppression``
     the share of a release's private copies that may be suppressed as the last resort;
     ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` for every
     random choice;
@@ -54,6 +57,7 @@ class PublishParams:
     anony_r_th: float | None = None
     backward: str = "where_needed"
     forward_perturbation: bool = False
+    align: bool = True
     max_suppression: float = 0.01
     cluster_size: int = 10
     seed: int = 0

@@ -54,7 +54,7 @@ async def client(app_client: httpx.AsyncClient, settings: Settings,
 
 PAPER_PARAMS: dict[str, Any] = {
     "r_th": 2, "cluster_size": 2, "seed": 7, "anony_r_th": 2,
-    "backward": "every_overlap", "forward_perturbation": True,
+    "backward": "every_overlap", "forward_perturbation": True, "align": False,
 }
 
 

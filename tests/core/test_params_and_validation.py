@@ -20,6 +20,7 @@ def test_defaults_follow_the_spec() -> None:
         "max_repair_rounds": 200,
         "backward": "where_needed",
         "forward_perturbation": False,
+        "align": True,
         "max_suppression": 0.01,
     }
     assert params.anony_threshold == 3.0  # ANONY_HEADROOM * r_th

@@ -60,17 +60,10 @@ class Perturber:
     # -- adding counterfeits ---------------------------------------------------------------
 
     def add(self, c: int, rows: int, copies: Mapping[str, int], phase: str) -> None:
-        """Add ``rows`` counterfeit rows to cluster ``c``, ``copies[s] <= rows`` carrying s.
-
-        A cluster of empty sets takes s̄-counterfeits only: that lineage carries no private copy
-        in any release (:func:`app.core.perturbation.alignment.empty_set_to_bag`), and one
-        copy there would bind every later release's to match it.
-        """
+        """Add ``rows`` counterfeit rows to cluster ``c``, ``copies[s] <= rows`` carrying s."""
         cluster = self.release.clusters[c]
         for _ in range(rows):
             self.state.add_row((self.j, c), self.factory.make(c, cluster))
-        if cluster.of_empty_sets:
-            copies = {}
         for s, k in copies.items():
             if k:
                 cluster.private_counts[s] += k

@@ -28,7 +28,7 @@ from app.core.model import (
     make_row,
 )
 from app.core.params import PublishParams
-from app.core.perturbation.alignment import align_release, empty_set_to_bag
+from app.core.perturbation.alignment import align_release, one_set_to_bag
 from app.core.perturbation.counterfeit import CounterfeitFactory
 from app.core.perturbation.perturber import Perturber
 from app.core.perturbation.repair import Repairer
@@ -207,9 +207,11 @@ def publish_sanony(
     j = state.append(release_state(result, release_no))
     corpus_terms = Counter(t for c in result.clusters for row in c.rows for t in row)
     perturber = Perturber(state, j, CounterfeitFactory(state, j, corpus_terms, seed))
-    aligned = empty_set_to_bag(state, j, params.anony_threshold)
-    if j:
-        aligned.update(align_release(state, j, params.r_th))
+    aligned: Counter[str] = Counter()
+    if params.align:
+        aligned = one_set_to_bag(state, j, params.anony_threshold)
+        if j:
+            aligned.update(align_release(state, j, params.r_th))
     lap("anony")
     report("bp")
     if not j:
@@ -218,7 +220,7 @@ def publish_sanony(
         bp = perturber.backward_where_needed(params.r_th)
     else:
         bp = perturber.backward()
-    if j:
+    if j and params.align:
         aligned.update(align_release(state, j, params.r_th))
     lap("bp")
     report("fp1")
