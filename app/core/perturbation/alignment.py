@@ -92,7 +92,7 @@ def _empty_if_safe(
 
 
 def one_set_to_bag(state: SeriesState, j: int, r_th: float) -> Counter[str]:
-    """A cluster where one non-private set holds at least half the rows publishes no private
+    """A cluster where one non-private set holds most of the rows publishes no private
     copy of its own: its segment goes to the global bag, its global share is 0 (decision,
     SPEC 5). Returns the copies moved per term.
 

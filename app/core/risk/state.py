@@ -64,9 +64,9 @@ class ClusterState:
 
     @property
     def of_one_set(self) -> bool:
-        """Whether one non-private set (the empty one included) holds at least half of the
+        """Whether one non-private set (the empty one included) holds more than half of the
         cluster's true rows: a lineage of near-identical rows (SPEC 5)."""
-        return 2 * max(self.counts.values(), default=0) >= max(self.n_true, 1)
+        return 2 * max(self.counts.values(), default=0) > max(self.n_true, 1)
 
     @property
     def counterfeits(self) -> int:
