@@ -11,10 +11,15 @@ release against every other, earlier and later).
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from app.core.history import SeriesHistory
@@ -22,6 +27,7 @@ from app.core.model import Publication, Transaction
 from app.core.pipeline import publish
 from app.core.risk.assess import assess_series
 from app.core.segen import choose_private_terms, segen
+from app.io.public import release_document
 from benchmarks.evaluation.config import (
     CorpusSource,
     Setting,
@@ -100,8 +106,16 @@ def _remember(history: SeriesHistory, publication: Publication) -> None:
     history.signatures.update(publication.signatures_update)
 
 
+#: The auditors' reference judge, beside the repository (never copied into it).
+JUDGE = Path(__file__).resolve().parents[3] / "shared" / "auditor" / "judge.py"
+
+
 def _release_record(
-    number: int, snapshot: list[Transaction], publication: Publication, seconds: float
+    number: int,
+    snapshot: list[Transaction],
+    publication: Publication,
+    seconds: float,
+    private: frozenset[str],
 ) -> dict[str, Any]:
     release, ledger, report = publication.release, publication.ledger, publication.report
     rows = release.n_rows
@@ -114,6 +128,7 @@ def _release_record(
         "counterfeit_rate": counterfeits / rows if rows else 0.0,
         "global_bag_counterfeits": sum(ledger.global_bag_counterfeits.values()),
         "suppressed": sum(ledger.suppressed.values()),
+        "private_copies": sum(len(t.terms & private) for t in snapshot),
         "clusters": len(release.clusters),
         "publish_seconds": seconds,
     }
@@ -169,7 +184,7 @@ def run_unit(unit: Unit) -> dict[str, Any]:
             return record
         seconds = time.perf_counter() - started
         _remember(history, publication)
-        releases.append(_release_record(number, snapshot, publication, seconds))
+        releases.append(_release_record(number, snapshot, publication, seconds, private))
         if unit.utility:
             started = time.perf_counter()
             releases[-1]["utility"] = release_utility(
@@ -192,8 +207,30 @@ def run_unit(unit: Unit) -> dict[str, Any]:
         for entry, risk in zip(releases, risks, strict=True):
             entry["rows_at_risk"] = risk.rows_over_threshold
             entry["max_serial_risk"] = _finite(risk.max_serial_risk)
+        judged = judge_rows_at_risk(history, unit)
+        if judged is not None:
+            for entry, rows in zip(releases, judged, strict=True):
+                entry["judge_rows_at_risk"] = rows
     record.update(_totals(releases, unit))
     return record
+
+
+def judge_rows_at_risk(history: SeriesHistory, unit: Unit) -> list[int] | None:
+    """Rows over r_th per release by the auditors' reference judge (``../shared/auditor``),
+    run on the public JSON of the releases; None where the judge is not at hand."""
+    if not JUDGE.exists():
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        for release in history.releases:
+            document = release_document(release, "evaluation", unit.method,
+                                        {"r_th": unit.setting.r_th})
+            name = f"release-{release.release_no:03d}.json"
+            (Path(folder) / name).write_text(json.dumps(document), encoding="utf-8")
+        done = subprocess.run([sys.executable, str(JUDGE), folder], capture_output=True,
+                              text=True, check=False)
+    found = [int(line.rsplit(":", 1)[1]) for line in done.stdout.splitlines()
+             if line.startswith("release ") and ": " in line]
+    return found if len(found) == len(history.releases) else None
 
 
 def _finite(value: float) -> float | str:
@@ -214,11 +251,15 @@ def _totals(releases: list[dict[str, Any]], unit: Unit) -> dict[str, Any]:
         "mean_release_rate": sum(rates) / len(rates),
         "worst_release_rate": max(rates),
         "suppressed": sum(r["suppressed"] for r in releases),
+        "suppression_rate": sum(r["suppressed"] for r in releases)
+        / max(sum(r["private_copies"] for r in releases), 1),
         "mean_publish_seconds": sum(seconds) / len(seconds),
         "total_publish_seconds": sum(seconds),
     }
     if unit.risk:
         totals["rows_at_risk"] = sum(r["rows_at_risk"] for r in releases)
+        if all("judge_rows_at_risk" in r for r in releases):
+            totals["judge_rows_at_risk"] = sum(r["judge_rows_at_risk"] for r in releases)
     if unit.utility:
         totals["utility"] = {band: _pooled(releases, band) for band in BANDS}
     return totals

@@ -82,11 +82,14 @@ def _cell(entry: dict[str, Any] | None, cell: Callable[[dict[str, Any] | None], 
 def _risk_section(plan: Plan, summaries: list[dict[str, Any]]) -> list[str]:
     lines = ["## Rows at risk (Fig. 6)", "",
              "Rows whose serial risk exceeds r_th, summed over the releases of the series, each "
-             "release judged against every other one (`app.core.risk.assess.assess_series`). "
-             "Mean over seeds (min-max).", ""]
+             "release judged against every other one (`app.core.risk.assess.assess_series`, "
+             "SPEC 4 as written), then the same count by the auditors' reference judge "
+             "(`../shared/auditor/judge.py` run on the public JSON; `-` where it was not at "
+             "hand). Mean over seeds (min-max).", ""]
     return lines + _sweep_table(
         plan, summaries, _methods(plan),
-        lambda e: _fmt(e and e["rows_at_risk"], "int"),
+        lambda e: f"{_fmt(e and e['rows_at_risk'], 'int')} / "
+                  f"{_fmt(e and e.get('judge_rows_at_risk'), 'int')}" if e else "-",
         ("published rows (Anony)",
          lambda c, s: _fmt((lookup(summaries, c, s, "anony") or {}).get("rows"), "int")),
     )
@@ -129,6 +132,10 @@ def _counterfeit_section(
                          _fmt(e["counterfeit_rate"], "pct"),
                          _fmt(e["mean_release_rate"], "pct")])
     lines += _table(header, rows)
+    lines += ["Suppressed copies (SPEC 5, the last resort) / private copies of the snapshots, "
+              "over the series (mean over seeds):", ""]
+    lines += _sweep_table(plan, summaries, methods,
+                          lambda e: _fmt(e and e.get("suppression_rate"), "pct"))
     return lines + _phase_table(plan, units)
 
 

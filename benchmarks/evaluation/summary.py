@@ -16,13 +16,15 @@ Stat = dict[str, float]
 
 _SCALARS = (
     "rows_at_risk",
+    "judge_rows_at_risk",
+    "suppressed",
+    "suppression_rate",
     "rows",
     "true_rows",
     "counterfeits",
     "counterfeit_rate",
     "mean_release_rate",
     "worst_release_rate",
-    "suppressed",
     "mean_publish_seconds",
     "total_publish_seconds",
     "risk_seconds",
