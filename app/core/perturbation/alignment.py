@@ -125,9 +125,12 @@ def one_set_to_bag(state: SeriesState, j: int, r_th: float) -> Counter[str]:
     return moved
 
 
-def align_release(state: SeriesState, j: int, r_th: float) -> Counter[str]:
+def align_release(
+    state: SeriesState, j: int, r_th: float, anony_r_th: float | None = None
+) -> Counter[str]:
     """Align every cluster of release ``j`` with its published cover; returns copies moved to
-    the global bag per term. ``j`` must be the last release (the new one)."""
+    the global bag per term. ``j`` must be the last release (the new one); recomputed global
+    shares keep Anony's cap ``γ_s(C) <= anony_r_th`` (default ``r_th``)."""
     release = state.releases[j]
     limit = r_th * (1 + 1e-9)
     moved: Counter[str] = Counter()
@@ -140,7 +143,7 @@ def align_release(state: SeriesState, j: int, r_th: float) -> Counter[str]:
         if not touched:
             break
         before = [dict(cluster.global_share) for cluster in release.clusters]
-        _recompute_shares(state, j, touched, caps, r_th)
+        _recompute_shares(state, j, touched, caps, r_th if anony_r_th is None else anony_r_th)
         # A larger bag raises J_s of other clusters: those are aligned again.
         todo = [
             c

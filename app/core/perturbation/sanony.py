@@ -211,7 +211,7 @@ def publish_sanony(
     if params.align:
         aligned = one_set_to_bag(state, j, params.anony_threshold)
         if j:
-            aligned.update(align_release(state, j, params.r_th))
+            aligned.update(align_release(state, j, params.r_th, params.anony_threshold))
     lap("anony")
     report("bp")
     if not j:
@@ -221,7 +221,7 @@ def publish_sanony(
     else:
         bp = perturber.backward()
     if j and params.align:
-        aligned.update(align_release(state, j, params.r_th))
+        aligned.update(align_release(state, j, params.r_th, params.anony_threshold))
     lap("bp")
     report("fp1")
     fp1 = perturber.forward() if j and params.forward_perturbation else 0
