@@ -99,3 +99,10 @@ class PublishResult(BaseModel):
     job: JobOut | None
     release: ReleaseSummary
     risk: RiskSummary
+    warnings: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="Dry runs: terms that fold onto a private term (NFKC case fold); the "
+                    "publication job writes the same to its report (ingest_warnings)",
+        examples=[[{"code": "term_folds_onto_private_term", "term": "hiv",
+                    "private_term": "HIV", "treated_as": "private"}]],
+    )

@@ -31,7 +31,7 @@ from app.errors import AppError, from_core
 from app.observability import COUNTERFEITS, JOBS, PHASE_SECONDS, ROWS_PUBLISHED, logger
 from app.runtime import Runtime
 from app.services.history import load_history
-from app.services.payload import decode_corpus
+from app.services.payload import decode_corpus, publication_input
 from app.services.progress import ProgressTracker, flush_progress, write_progress
 from app.services.series import effective_params
 
@@ -102,11 +102,18 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     started = time.perf_counter()
     history = await load_history(session, series)
     load_seconds = time.perf_counter() - started
-    private_terms = frozenset(series.private_terms) | frozenset(job.extra_private_terms)
+    transactions, private_terms, warnings = publication_input(
+        decode_corpus(payload), series.private_terms, job.extra_private_terms,
+        series.private_match,  # type: ignore[arg-type]
+    )
+    del payload
     publication = await asyncio.to_thread(
-        pipeline.publish, series.method, history, decode_corpus(payload), private_terms,
+        pipeline.publish, series.method, history, transactions, private_terms,
         effective_params(series), tracker,
     )
+    del transactions
+    if warnings:
+        publication.report["ingest_warnings"] = warnings
     publication.release.release_no = history.next_release_no
     publication.release.label = job.label
     if not publication.release.private_terms:

@@ -17,12 +17,19 @@ from app.schemas.jobs import JobOut
 from app.schemas.releases import PublishResult, ReleaseListItem, ReleaseOut
 from app.services import publishing, releases
 from app.services.auth import Principal
-from app.services.ingest import read_corpus
+from app.services.ingest import Limits, read_corpus
 from app.services.risk import release_risk
 from app.services.series import get_series
+from app.settings import Settings
 
 router = APIRouter(prefix="/v1/series/{name}/releases", tags=["releases"],
                    responses=error_responses(401, 403, 404))
+
+
+def upload_limits(settings: Settings) -> Limits:
+    return Limits(max_transactions=settings.max_transactions,
+                  max_terms_per_transaction=settings.max_terms_per_transaction,
+                  max_distinct_terms=settings.max_distinct_terms)
 
 
 def _check_length(request: Request, limit: int) -> None:
@@ -54,18 +61,23 @@ async def post_release(
     principal.require_series(name)
     async with runtime.db.session() as session:
         series = await get_series(session, name)
-    _check_length(request, runtime.settings.max_body_bytes)
+    settings = runtime.settings
+    content_type = request.headers.get("content-type")
+    json_body = (content_type or "").split(";")[0].strip().lower() == "application/json"
+    _check_length(request, settings.max_json_bytes if json_body else settings.max_body_bytes)
     corpus = await read_corpus(
-        request.headers.get("content-type"), request.stream(),
-        limit=runtime.settings.max_body_bytes, label=label, private_terms=private_terms,
+        content_type, request.stream(), limit=settings.max_body_bytes,
+        json_limit=settings.max_json_bytes, secret=runtime.secret, limits=upload_limits(settings),
+        content_encoding=request.headers.get("content-encoding"), label=label,
+        private_terms=private_terms, private_match=series.private_match,  # type: ignore[arg-type]
         require_individual=series.method == "wong",
     )
     if dry_run:
         async with runtime.db.session() as session:
-            result = await publishing.dry_run(session, principal, series, corpus, runtime.secret)
+            result = await publishing.dry_run(session, principal, series, corpus)
         return JSONResponse(result.model_dump(mode="json"), status_code=200)
     async with runtime.db.session() as session:
-        job, _ = await publishing.create_job(session, principal, series, corpus, runtime.secret,
+        job, _ = await publishing.create_job(session, principal, series, corpus,
                                              idempotency_key)
     if wait:
         return await _await_release(runtime, principal, name, job.id)

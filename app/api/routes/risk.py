@@ -23,6 +23,7 @@ RThQuery = Annotated[float | None, Query(ge=1, description="Default: the series'
 async def release_risk(name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
                        r_th: RThQuery = None) -> RiskSummary:
     principal.require("auditor")
+    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.release_risk(session, series, release_no, r_th, principal.sees_private)
 
@@ -36,6 +37,7 @@ async def release_risk_rows(
     r_th: RThQuery = None,
 ) -> RowRiskPage:
     principal.require("auditor")
+    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.risk_rows(session, series, release_no, r_th, offset, limit)
 
@@ -45,6 +47,7 @@ async def release_risk_rows(
 async def series_risk(name: str, principal: PrincipalDep, session: SessionDep,
                       r_th: RThQuery = None) -> list[RiskSummary]:
     principal.require("auditor")
+    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.series_risk(session, series, r_th, principal.sees_private)
 
@@ -54,6 +57,7 @@ async def series_risk(name: str, principal: PrincipalDep, session: SessionDep,
 async def release_cover(name: str, release_no: int, principal: PrincipalDep,
                         session: SessionDep) -> list[CoverEntryOut]:
     principal.require("auditor")
+    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.cover(session, series, release_no)
 
@@ -64,5 +68,6 @@ async def statistics(name: str, individual: Annotated[str, Query(min_length=1, m
                      principal: PrincipalDep, runtime: RuntimeDep,
                      session: SessionDep) -> StatisticsOut:
     principal.require("auditor")
+    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.statistics(session, series, runtime.secret, individual)
