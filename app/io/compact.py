@@ -35,6 +35,7 @@ __all__ = ["CompactCorpus", "CorpusBuilder", "Limits", "encode", "decode", "MAGI
 
 MAGIC = b"SPC1"
 _NO_INDIVIDUAL = bytes(32)
+_BLOCK = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,21 +76,27 @@ class CompactCorpus:
 
     def transactions(self, terms: Sequence[str] | None = None) -> list[Transaction]:
         """The core's transactions, reading ``terms`` (default: the dictionary) for the ids;
-        a remapped dictionary (private spellings) may merge two ids of one transaction."""
+        a remapped dictionary (private spellings) may merge two ids of one transaction.
+
+        Converted a block of rows at a time: the ids as Python ints exist for one block
+        only (a whole corpus' worth would cost 28 bytes an id)."""
         words = list(self.terms if terms is None else terms)
-        ends = self.ends.tolist()
-        ids = self.ids.tolist()
         labels = self.cluster_labels
-        clusters = None if self.clusters is None else self.clusters.tolist()
         out: list[Transaction] = []
-        start = 0
-        for k, end in enumerate(ends):
-            out.append(Transaction(
-                frozenset([words[i] for i in ids[start:end]]),
-                self.individual(k),
-                None if clusters is None else labels[clusters[k]],
-            ))
-            start = end
+        for first in range(0, len(self), _BLOCK):
+            last = min(first + _BLOCK, len(self))
+            begin = int(self.ends[first - 1]) if first else 0
+            ids = self.ids[begin:int(self.ends[last - 1])].tolist()
+            ends = (self.ends[first:last] - begin).tolist()
+            clusters = None if self.clusters is None else self.clusters[first:last].tolist()
+            start = 0
+            for k, end in enumerate(ends):
+                out.append(Transaction(
+                    frozenset([words[i] for i in ids[start:end]]),
+                    self.individual(first + k),
+                    None if clusters is None else labels[clusters[k]],
+                ))
+                start = end
         return out
 
 
@@ -158,6 +165,36 @@ class CorpusBuilder:
         self._ends.append(len(self._ids))
         self._add_individual(individual, where)
         self._add_cluster(cluster, where)
+
+    def add_lines(self, lines: list[str], first: int,
+                  check: Callable[[str], int | None] | None) -> int | None:
+        """Append text lines (terms separated by white space), numbered from ``first``; the
+        offset of the first line ``check`` refuses, else ``None`` (``check`` is ``None``
+        when the caller has checked the whole block at once).
+
+        The hot path of a FIMI upload: a line whose spellings are all known, within the caps,
+        costs a split, one dict probe per term and two array appends. Anything else goes
+        through :meth:`add`, which names the fault.
+        """
+        get, ids_out, ends_out = self._by_spelling.get, self._ids, self._ends
+        max_terms = self.limits.max_terms_per_transaction
+        room = self.limits.max_transactions - len(ends_out)
+        if self.missing_individual is None and lines:
+            self.missing_individual = self.missing_cluster = {"line": first}
+        for offset, line in enumerate(lines):
+            if check is not None and check(line.removesuffix("\r")) is not None:
+                return offset
+            raw = line.split()
+            ids = list(map(get, raw))
+            if not ids or None in ids or len(ids) > max_terms or room <= 0:
+                self.add(raw, {"line": first + offset})
+            else:
+                if len(ids) > 1 and len(set(ids)) != len(ids):
+                    ids = list(dict.fromkeys(ids))
+                ids_out.extend(ids)  # type: ignore[arg-type]  # no None: checked above
+                ends_out.append(len(ids_out))
+            room -= 1
+        return None
 
     def _add_individual(self, individual: str | None, where: dict[str, int]) -> None:
         if individual is None:

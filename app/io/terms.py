@@ -25,6 +25,7 @@ from app.core.errors import InvalidCorpus
 from app.core.validation import MAX_TERM_LENGTH
 
 __all__ = ["PRIVATE_MATCH", "PrivateMatch", "PrivateMatcher", "FoldWarning", "bad_character",
+           "block_is_clean",
            "describe", "fold", "normalize_term", "normalize_private_terms", "text_line_check"]
 
 PrivateMatch = Literal["casefold", "exact"]
@@ -58,7 +59,19 @@ def _term_pattern() -> re.Pattern[str]:
 @cache
 def _line_pattern() -> re.Pattern[str]:
     # In a text line the tab separates terms; every other forbidden character is refused.
-    return re.compile(f"[{_forbidden_class(_JOINERS + chr(9))}]")
+    return re.compile(f"[{_forbidden_class(_JOINERS + chr(9) + chr(13))}]")
+
+
+@cache
+def _block_pattern() -> re.Pattern[str]:
+    # A block of lines: tabs, line ends and carriage returns are white space there.
+    return re.compile(f"[{_forbidden_class(_JOINERS + chr(9) + chr(10) + chr(13))}]")
+
+
+def block_is_clean(text: str) -> bool:
+    """No line of ``text`` holds a forbidden character (one scan for a whole block; a
+    carriage return is white space, as at a CRLF line end)."""
+    return _block_pattern().search(text) is None
 
 
 def describe(char: str) -> str:
@@ -76,7 +89,8 @@ def bad_character(text: str) -> int | None:
 
 
 def text_line_check(line: str) -> int | None:
-    """Index of the first character a text line may not hold (tabs separate terms)."""
+    """Index of the first character a text line may not hold (tabs and carriage returns
+    are white space)."""
     match = _line_pattern().search(line)
     return None if match is None else match.start()
 

@@ -31,6 +31,7 @@ from app.io.compact import CompactCorpus, CorpusBuilder, Limits
 from app.io.terms import (
     PrivateMatch,
     bad_character,
+    block_is_clean,
     describe,
     normalize_private_terms,
     text_line_check,
@@ -139,10 +140,10 @@ class _Body:
         if self._inflate is not None and not self._inflate.eof:
             raise BadRequest("the gzip body is truncated", {}, code="invalid_encoding")
 
-    async def blocks(self, max_line: int) -> AsyncIterator[tuple[int, list[str]]]:
-        """Decoded complete lines, a chunk at a time, with the number of the first; a final
-        empty piece is not a line. A line longer than ``max_line`` bytes is refused as soon
-        as it is, so that one endless line cannot hold the body in memory."""
+    async def blocks(self, max_line: int) -> AsyncIterator[tuple[int, str]]:
+        """Decoded complete lines (joined by newlines), a chunk at a time, with the number of
+        the first; a final empty piece is not a line. A line longer than ``max_line`` bytes
+        is refused as soon as it is, so that one endless line cannot hold the body."""
         pending = bytearray()
         number = 0
         async for chunk in self.chunks():
@@ -151,15 +152,15 @@ class _Body:
             if cut >= 0:
                 block = bytes(pending[:cut])
                 del pending[:cut + 1]
-                lines = _decode(block, number).split("\n")
-                yield number + 1, lines
-                number += len(lines)
+                text = _decode(block, number)
+                yield number + 1, text
+                number += text.count("\n") + 1
             if len(pending) > max_line:
                 raise Unprocessable(f"line {number + 1}: longer than {max_line} bytes",
                                     {"line": number + 1, "limit": max_line},
                                     code="invalid_corpus")
         if pending:
-            yield number + 1, [_decode(bytes(pending), number)]
+            yield number + 1, _decode(bytes(pending), number)
 
 
 def _decode(block: bytes, before: int) -> str:
@@ -245,16 +246,12 @@ def _finish(builder: CorpusBuilder, require_individual: bool) -> CompactCorpus:
 
 
 async def _read_plain(body: _Body, builder: CorpusBuilder, max_line: int) -> None:
-    check, add = text_line_check, builder.add
-    async for first, lines in body.blocks(max_line):
-        for offset, line in enumerate(lines):
-            number = first + offset
-            if line.endswith("\r"):
-                line = line[:-1]
-            bad = check(line)
-            if bad is not None:
-                raise _bad_line(line, bad, number)
-            add(line.split(), {"line": number})
+    async for first, text in body.blocks(max_line):
+        lines = text.split("\n")
+        bad = builder.add_lines(lines, first, None if block_is_clean(text) else text_line_check)
+        if bad is not None:
+            line = lines[bad].removesuffix("\r")
+            raise _bad_line(line, text_line_check(line) or 0, first + bad)
 
 
 def _bad_line(line: str, index: int, number: int) -> Unprocessable:
@@ -264,8 +261,8 @@ def _bad_line(line: str, index: int, number: int) -> Unprocessable:
 
 async def _read_csv(body: _Body, builder: CorpusBuilder, max_line: int) -> None:
     columns: list[str] | None = None
-    async for first, lines in body.blocks(max_line):
-        for offset, line in enumerate(lines):
+    async for first, text in body.blocks(max_line):
+        for offset, line in enumerate(text.split("\n")):
             number = first + offset
             if line.endswith("\r"):
                 line = line[:-1]
