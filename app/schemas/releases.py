@@ -12,7 +12,8 @@ from app.schemas.risk import RiskSummary
 
 
 class TransactionIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"terms": ["theft", "arson", "HIV"], "individual": "p-17", "cluster": "g1"}]})
 
     terms: list[str]
     individual: str | None = Field(None, max_length=500, description="A stable pseudonym")
@@ -39,6 +40,10 @@ class ReleaseBody(BaseModel):
 
 
 class ReleaseListItem(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "release_no": 1, "label": "2024", "method": "sanony", "n_rows": 6, "n_clusters": 3,
+        "created_at": "2025-01-01T00:00:00Z"}]})
+
     release_no: int
     label: str | None
     method: str
@@ -48,6 +53,11 @@ class ReleaseListItem(BaseModel):
 
 
 class ClusterOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "cluster_id": "c1", "rows": [["arson", "theft"], ["arson", "murder", "theft"]],
+        "private_terms": {"cancer": 1, "HIV": 1}, "global_share": {"herpes": 0},
+        "counterfeits": 1}]})
+
     cluster_id: str
     rows: list[list[str]]
     private_terms: dict[str, int]
@@ -83,7 +93,13 @@ class ReleaseOut(BaseModel):
     clusters: list[ClusterOut]
 
 
+_SUMMARY = {"release_no": 1, "label": "2024", "method": "sanony", "n_rows": 6, "n_clusters": 3,
+            "counterfeits": 1}
+
+
 class ReleaseSummary(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [_SUMMARY]})
+
     release_no: int
     label: str | None
     method: str
@@ -94,6 +110,11 @@ class ReleaseSummary(BaseModel):
 
 class PublishResult(BaseModel):
     """``wait=true`` (201) and ``dry_run=true`` (200)."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "dry_run": True, "job": None, "release": _SUMMARY,
+        "risk": RiskSummary.model_config["json_schema_extra"]["examples"][0],  # type: ignore
+        "warnings": []}]})
 
     dry_run: bool
     job: JobOut | None

@@ -114,7 +114,10 @@ async def list_releases(name: str, principal: PrincipalDep,
 
 @router.get(
     "/{release_no}", summary="A published release (public view)",
-    responses={200: {"model": ReleaseOut, "content": {"application/x-ndjson": {}}}},
+    responses={200: {"model": ReleaseOut, "content": {"application/x-ndjson": {"example": (
+        '{"series":"prison-health","release_no":2,"label":"2025","method":"sanony",'
+        '"n_rows":6}\n{"cluster_id":"c1","rows":[["arson","theft"]],'
+        '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n')}}}},
 )
 async def read_release(
     name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
