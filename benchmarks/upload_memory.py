@@ -8,6 +8,7 @@ before, at the peak, once the answer is back and a few seconds later.
     python -m benchmarks.upload_memory --bytes 268435456 [--no-worker] [--dry-run]
         [--database-url URL] [--env SERIALPUB_MAX_TRANSACTIONS=10000000 ...]
     python -m benchmarks.upload_memory --parse-only --bytes 60000000   # in-process parse
+    python -m benchmarks.upload_memory --worst --no-worker   # densest lines the caps allow
 
 ``--no-worker`` runs the service with ``SERIALPUB_IN_PROCESS_WORKER=false``, so that the
 figure is the upload's (parse, validation, job input) and not the publication's.
@@ -33,9 +34,18 @@ from benchmarks.service import ADMIN, DATA, SERVER_PID, server
 CHUNK = 1 << 16
 
 
-async def body(total: int) -> AsyncIterator[bytes]:
-    """``total`` bytes of whole BMS-WebView-2 lines, the file repeated (no Content-Length)."""
-    data = DATA.read_bytes()
+def _worst_case() -> bytes:
+    """Lines as dense in term ids as the caps allow: 676 distinct two-letter terms a line
+    (three bytes a term id), the most ids a body of a given size can carry."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    terms = [a + b for a in letters for b in letters]
+    return ("\n".join(" ".join(terms[i:] + terms[:i]) for i in range(64)) + "\n").encode()
+
+
+async def body(total: int, worst: bool = False) -> AsyncIterator[bytes]:
+    """``total`` bytes of whole BMS-WebView-2 lines, the file repeated (no Content-Length);
+    ``worst``: the densest lines instead (:func:`_worst_case`)."""
+    data = _worst_case() if worst else DATA.read_bytes()
     sent = 0
     while sent < total:
         for start in range(0, len(data), CHUNK):
@@ -101,14 +111,15 @@ async def run_server(args: argparse.Namespace) -> dict[str, Any]:
             with Sampler() as sampler:
                 query = "?dry_run=true" if args.dry_run else ""
                 response = await client.post(f"/v1/series/big/releases{query}",
-                                             content=body(args.bytes),
+                                             content=body(args.bytes, args.worst),
                                              headers={**ADMIN, "Content-Type": "text/plain"})
                 seconds = time.perf_counter() - started
                 after = _rss()
                 await asyncio.sleep(3)
             settled = _rss()
     answer = response.json()
-    return {"bytes": args.bytes, "status": response.status_code, "seconds": round(seconds, 1),
+    return {"bytes": args.bytes, "worst": args.worst, "status": response.status_code,
+            "seconds": round(seconds, 1),
             "answer": answer.get("error") or {k: answer.get(k) for k in ("status", "id")},
             "rss_before_mib": before >> 20, "rss_peak_mib": sampler.peak >> 20,
             "rss_after_mib": after >> 20, "rss_3s_later_mib": settled >> 20}
@@ -119,7 +130,7 @@ async def run_parse(args: argparse.Namespace) -> dict[str, Any]:
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
-    corpus = await read_corpus("text/plain", body(args.bytes), limit=1 << 40,
+    corpus = await read_corpus("text/plain", body(args.bytes, args.worst), limit=1 << 40,
                                limits=Limits(max_transactions=1 << 40))
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -138,6 +149,7 @@ def main() -> None:
     parser.add_argument("--no-worker", action="store_true")
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--parse-only", action="store_true")
+    parser.add_argument("--worst", action="store_true", help="the densest lines the caps allow")
     parser.add_argument("--database-url")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
     args = parser.parse_args()

@@ -25,7 +25,7 @@ from app.core.errors import InvalidCorpus
 from app.core.validation import MAX_TERM_LENGTH
 
 __all__ = ["PRIVATE_MATCH", "PrivateMatch", "PrivateMatcher", "FoldWarning", "bad_character",
-           "block_is_clean",
+           "block_is_clean", "term_pattern", "text_pattern",
            "describe", "fold", "normalize_term", "normalize_private_terms", "text_line_check"]
 
 PrivateMatch = Literal["casefold", "exact"]
@@ -37,9 +37,9 @@ _JOINERS = "\u200c\u200d"
 
 
 @cache
-def _forbidden_class(allowed: str = _JOINERS) -> str:
-    """A regex class of the code points a term may not hold: Cc, Cs, Cf (less ``allowed``),
-    line and paragraph separators. Built from the running Python's Unicode tables."""
+def _ranges(allowed: str) -> tuple[tuple[int, int], ...]:
+    """The code points a term may not hold, as ranges: Cc, Cs, Cf (less ``allowed``), line
+    and paragraph separators. Built from the running Python's Unicode tables."""
     ranges: list[tuple[int, int]] = []
     for cp in range(sys.maxunicode + 1):
         char = chr(cp)
@@ -48,7 +48,13 @@ def _forbidden_class(allowed: str = _JOINERS) -> str:
                 ranges[-1] = (ranges[-1][0], cp)
             else:
                 ranges.append((cp, cp))
-    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+    return tuple(ranges)
+
+
+def _forbidden_class(allowed: str = _JOINERS) -> str:
+    """A Python regex class body of :func:`_ranges`."""
+    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}"
+                   for a, b in _ranges(allowed))
 
 
 @cache
@@ -72,6 +78,32 @@ def block_is_clean(text: str) -> bool:
     """No line of ``text`` holds a forbidden character (one scan for a whole block; a
     carriage return is white space, as at a CRLF line end)."""
     return _block_pattern().search(text) is None
+
+
+@cache
+def term_pattern() -> str:
+    """A JSON Schema ``pattern`` for a term (documentation: clients and schemathesis see what
+    :func:`normalize_term` accepts): at least one character that is not white space, and
+    none of the forbidden ones of the Basic Multilingual Plane (``\\uXXXX`` escapes, read
+    alike by ECMA, Python and Rust regular expressions)."""
+    bmp = _forbidden_ranges(0xFFFF)
+    return f"^[^{bmp}]*[^\\s{bmp}][^{bmp}]*$"
+
+
+@cache
+def text_pattern() -> str:
+    """``pattern`` of a label, pseudonym or cluster label: none of the forbidden characters."""
+    return f"^[^{_forbidden_ranges(0xFFFF)}]*$"
+
+
+def _forbidden_ranges(top: int) -> str:
+    out = []
+    for a, b in _ranges(_JOINERS):
+        if a > top:
+            break
+        b = min(b, top)
+        out.append(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}")
+    return "".join(out)
 
 
 def describe(char: str) -> str:

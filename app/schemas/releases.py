@@ -9,15 +9,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.schemas.jobs import JobOut
 from app.schemas.risk import RiskSummary
+from app.schemas.terms import Term, Text
 
 
 class TransactionIn(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"terms": ["theft", "arson", "HIV"], "individual": "p-17", "cluster": "g1"}]})
 
-    terms: list[str]
-    individual: str | None = Field(None, max_length=500, description="A stable pseudonym")
-    cluster: str | None = Field(None, max_length=200, description="All or none")
+    terms: list[Term] = Field(json_schema_extra={"minItems": 1, "maxItems": 1000})
+    individual: Text | None = Field(None, max_length=500, description="A stable pseudonym")
+    cluster: Text | None = Field(None, max_length=200, description="All or none")
 
 
 class ReleaseBody(BaseModel):
@@ -34,9 +35,9 @@ class ReleaseBody(BaseModel):
         },
     )
 
-    label: str | None = Field(None, max_length=200)
-    private_terms: list[str] = Field(default_factory=list)
-    transactions: list[TransactionIn]
+    label: Text | None = Field(None, max_length=200)
+    private_terms: list[Term] = Field(default_factory=list)
+    transactions: list[TransactionIn] = Field(json_schema_extra={"minItems": 1})
 
 
 class ReleaseListItem(BaseModel):

@@ -117,3 +117,13 @@ async def test_analyst_and_auditor_keys_scoped_to_a_series(client: httpx.AsyncCl
     assert (await client.get("/v1/series/b/risk", headers=auditor)).status_code == 403
     unscoped = await create_key(client, "analyst")
     assert (await client.get("/v1/series/b/releases/1", headers=unscoped)).status_code == 200
+
+
+async def test_release_numbers_beyond_the_database_answer_422(client: httpx.AsyncClient) -> None:
+    """Schemathesis found it: 2**31 reached PostgreSQL's int4 and answered 500."""
+    await create_series(client)
+    for path in ("", "/risk", "/risk/rows", "/cover"):
+        response = await client.get(f"/v1/series/prison-health/releases/2147483648{path}",
+                                    headers=ADMIN)
+        assert response.status_code == 422, (path, response.text)
+        assert response.json()["error"]["code"] == "invalid_request"

@@ -8,13 +8,20 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from app.api.deps import PrincipalDep, RuntimeDep, SessionDep, StandalonePrincipalDep
+from app.api.deps import (
+    PrincipalDep,
+    ReleaseNo,
+    RuntimeDep,
+    SessionDep,
+    StandalonePrincipalDep,
+)
 from app.api.openapi import RELEASE_BODY
 from app.errors import PayloadTooLarge, Unprocessable
 from app.runtime import Runtime
 from app.schemas.errors import error_responses
 from app.schemas.jobs import JobOut
 from app.schemas.releases import PublishResult, ReleaseListItem, ReleaseOut
+from app.schemas.terms import Term, Text
 from app.services import publishing, releases
 from app.services.auth import Principal
 from app.services.ingest import Limits, read_corpus
@@ -53,8 +60,8 @@ async def post_release(
     principal: StandalonePrincipalDep,
     wait: bool = False,
     dry_run: bool = False,
-    label: Annotated[str | None, Query(max_length=200)] = None,
-    private_terms: Annotated[list[str] | None, Query()] = None,
+    label: Annotated[Text | None, Query(max_length=200)] = None,
+    private_terms: Annotated[list[Term] | None, Query()] = None,
     idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
 ) -> Response:
     principal.require("publisher")
@@ -120,7 +127,7 @@ async def list_releases(name: str, principal: PrincipalDep,
         '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n')}}}},
 )
 async def read_release(
-    name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
+    name: str, release_no: ReleaseNo, principal: PrincipalDep, session: SessionDep,
     format: Literal["json", "ndjson"] = "json",  # noqa: A002 - the API's parameter name
 ) -> Response:
     _can_read(principal, name)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.api.deps import PrincipalDep, RuntimeDep, SessionDep
+from app.api.deps import PrincipalDep, ReleaseNo, RuntimeDep, SessionDep
 from app.schemas.errors import error_responses
 from app.schemas.risk import CoverEntryOut, RiskSummary, RowRiskPage, StatisticsOut
 from app.services import risk
@@ -20,8 +20,8 @@ RThQuery = Annotated[float | None, Query(ge=1, description="Default: the series'
 
 @router.get("/releases/{release_no}/risk", response_model=RiskSummary,
             summary="Serial risk of a release's rows, counting every release published since")
-async def release_risk(name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
-                       r_th: RThQuery = None) -> RiskSummary:
+async def release_risk(name: str, release_no: ReleaseNo, principal: PrincipalDep,
+                       session: SessionDep, r_th: RThQuery = None) -> RiskSummary:
     principal.require("auditor")
     principal.require_series(name)
     series = await get_series(session, name)
@@ -31,7 +31,7 @@ async def release_risk(name: str, release_no: int, principal: PrincipalDep, sess
 @router.get("/releases/{release_no}/risk/rows", response_model=RowRiskPage,
             summary="Serial risk per published row")
 async def release_risk_rows(
-    name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
+    name: str, release_no: ReleaseNo, principal: PrincipalDep, session: SessionDep,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
     r_th: RThQuery = None,
@@ -54,7 +54,7 @@ async def series_risk(name: str, principal: PrincipalDep, session: SessionDep,
 
 @router.get("/releases/{release_no}/cover", response_model=list[CoverEntryOut],
             summary="Overlaps of the release's clusters with every other release")
-async def release_cover(name: str, release_no: int, principal: PrincipalDep,
+async def release_cover(name: str, release_no: ReleaseNo, principal: PrincipalDep,
                         session: SessionDep) -> list[CoverEntryOut]:
     principal.require("auditor")
     principal.require_series(name)
