@@ -115,6 +115,7 @@ async def run_server(args: argparse.Namespace) -> dict[str, Any]:
                                              headers={**ADMIN, "Content-Type": "text/plain"})
                 seconds = time.perf_counter() - started
                 after = _rss()
+                job = await _job(client, response.json()) if args.wait_job else {}
                 await asyncio.sleep(3)
             settled = _rss()
     answer = response.json()
@@ -122,7 +123,19 @@ async def run_server(args: argparse.Namespace) -> dict[str, Any]:
             "seconds": round(seconds, 1),
             "answer": answer.get("error") or {k: answer.get(k) for k in ("status", "id")},
             "rss_before_mib": before >> 20, "rss_peak_mib": sampler.peak >> 20,
-            "rss_after_mib": after >> 20, "rss_3s_later_mib": settled >> 20}
+            "rss_after_mib": after >> 20, "rss_3s_later_mib": settled >> 20, "job": job}
+
+
+async def _job(client: httpx.AsyncClient, answer: dict[str, Any]) -> dict[str, Any]:
+    """Polls the job to its end (the sampler keeps running: the publication's peak)."""
+    if "id" not in answer:
+        return {}
+    while True:
+        job = (await client.get(f"/v1/jobs/{answer['id']}", headers=ADMIN)).json()
+        if job["status"] in ("succeeded", "failed"):
+            return {"status": job["status"], "phase_seconds": job["phase_seconds"],
+                    "error": job["error"]}
+        await asyncio.sleep(0.5)
 
 
 async def run_parse(args: argparse.Namespace) -> dict[str, Any]:
@@ -148,6 +161,7 @@ def main() -> None:
     parser.add_argument("--bytes", type=int, default=256 << 20)
     parser.add_argument("--no-worker", action="store_true")
     parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--wait-job", action="store_true", help="sample until the job ends")
     parser.add_argument("--parse-only", action="store_true")
     parser.add_argument("--worst", action="store_true", help="the densest lines the caps allow")
     parser.add_argument("--database-url")
