@@ -268,12 +268,11 @@ def encode(corpus: CompactCorpus, header: dict[str, object] | None = None) -> by
 
 
 def _blocks(corpus: CompactCorpus, size: int = 1 << 22) -> Iterator[bytes | memoryview]:
-    arrays: list[bytes | memoryview] = [memoryview(corpus.ends).cast("B"),
-                                        memoryview(corpus.ids).cast("B")]
+    arrays: list[bytes | memoryview] = [corpus.ends.data.cast("B"), corpus.ids.data.cast("B")]
     if corpus.individuals is not None:
         arrays.append(corpus.individuals)
     if corpus.clusters is not None:
-        arrays.append(memoryview(corpus.clusters).cast("B"))
+        arrays.append(corpus.clusters.data.cast("B"))
     for data in arrays:
         for start in range(0, len(data), size):
             yield data[start:start + size]

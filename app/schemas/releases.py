@@ -94,8 +94,8 @@ class ReleaseOut(BaseModel):
     clusters: list[ClusterOut]
 
 
-_SUMMARY = {"release_no": 1, "label": "2024", "method": "sanony", "n_rows": 6, "n_clusters": 3,
-            "counterfeits": 1}
+_SUMMARY: dict[str, Any] = {"release_no": 1, "label": "2024", "method": "sanony",
+                            "n_rows": 6, "n_clusters": 3, "counterfeits": 1}
 
 
 class ReleaseSummary(BaseModel):

@@ -11,7 +11,7 @@ from app.core.params import METHODS
 from app.io.terms import PrivateMatch
 from app.schemas.terms import Term
 
-_EXAMPLE = {
+_EXAMPLE: dict[str, Any] = {
     "name": "prison-health",
     "method": "sanony",
     "private_terms": ["HIV", "cancer", "herpes"],
