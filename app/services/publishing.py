@@ -81,7 +81,7 @@ async def create_job(
         # (and numbering) order.
         created_at=func.clock_timestamp(),
     )
-    payload = encode_corpus(corpus.compact)
+    payload = await asyncio.to_thread(encode_corpus, corpus.compact)
     await repo.add(job, payload)
     job.procrastinate_job_id = await defer_publication(
         await driver_connection(session), job.id, series.id
@@ -134,8 +134,8 @@ async def dry_run(
 
 async def _compute(series: Series, history: SeriesHistory, corpus: Corpus
                    ) -> tuple[Publication, list[dict[str, str]]]:
-    transactions, private_terms, warnings = publication_input(
-        corpus.compact, series.private_terms, corpus.private_terms,
+    transactions, private_terms, warnings = await asyncio.to_thread(
+        publication_input, corpus.compact, series.private_terms, corpus.private_terms,
         series.private_match,  # type: ignore[arg-type]
     )
     try:
