@@ -36,6 +36,7 @@ class Settings(BaseSettings):
     max_terms_per_transaction: int = Field(1_000, alias="SERIALPUB_MAX_TERMS_PER_TRANSACTION",
                                            gt=0)
     max_distinct_terms: int = Field(200_000, alias="SERIALPUB_MAX_DISTINCT_TERMS", gt=0)
+    max_terms_per_release: int = Field(20_000_000, alias="SERIALPUB_MAX_TERMS_PER_RELEASE", gt=0)
     in_process_worker: bool = Field(True, alias="SERIALPUB_IN_PROCESS_WORKER")
     worker_concurrency: int = Field(1, alias="SERIALPUB_WORKER_CONCURRENCY", ge=1)
     wait_timeout_s: float = Field(900.0, alias="SERIALPUB_WAIT_TIMEOUT", gt=0)

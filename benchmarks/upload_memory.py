@@ -144,7 +144,8 @@ async def run_parse(args: argparse.Namespace) -> dict[str, Any]:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
     corpus = await read_corpus("text/plain", body(args.bytes, args.worst), limit=1 << 40,
-                               limits=Limits(max_transactions=1 << 40))
+                               limits=Limits(max_transactions=1 << 40,
+                                             max_terms_per_release=1 << 40))
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     rows = len(corpus)

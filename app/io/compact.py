@@ -45,6 +45,9 @@ class Limits:
     max_transactions: int = 2_000_000
     max_terms_per_transaction: int = 1_000
     max_distinct_terms: int = 200_000
+    #: Term occurrences of a whole release (the sum of its transactions' terms): with the
+    #: row cap, what bounds the arrays here and the core's transactions in the job.
+    max_terms_per_release: int = 20_000_000
 
 
 @dataclass(slots=True)
@@ -161,6 +164,10 @@ class CorpusBuilder:
                          f"{self.limits.max_terms_per_transaction} (SERIALPUB_MAX_TERMS_PER_"
                          "TRANSACTION)", field="terms",
                          limit=self.limits.max_terms_per_transaction)
+        if len(self._ids) + len(ids) > self.limits.max_terms_per_release:
+            raise _fault(where, f"more than {self.limits.max_terms_per_release} terms in one "
+                         "release, counted over its transactions (SERIALPUB_MAX_TERMS_PER_"
+                         "RELEASE)", field="terms", limit=self.limits.max_terms_per_release)
         self._ids.extend(ids)
         self._ends.append(len(self._ids))
         self._add_individual(individual, where)
@@ -179,6 +186,7 @@ class CorpusBuilder:
         get, ids_out, ends_out = self._by_spelling.get, self._ids, self._ends
         max_terms = self.limits.max_terms_per_transaction
         room = self.limits.max_transactions - len(ends_out)
+        max_ids = self.limits.max_terms_per_release
         if self.missing_individual is None and lines:
             self.missing_individual = self.missing_cluster = {"line": first}
         for offset, line in enumerate(lines):
@@ -186,7 +194,8 @@ class CorpusBuilder:
                 return offset
             raw = line.split()
             ids = list(map(get, raw))
-            if not ids or None in ids or len(ids) > max_terms or room <= 0:
+            if (not ids or None in ids or len(ids) > max_terms or room <= 0
+                    or len(ids_out) + len(ids) > max_ids):
                 self.add(raw, {"line": first + offset})
             else:
                 if len(ids) > 1 and len(set(ids)) != len(ids):

@@ -35,7 +35,7 @@ def _legacy(payload: bytes) -> CompactCorpus:
     data = json.loads(zlib.decompress(payload))
     n = len(data["t"])
     builder = CorpusBuilder(b"", Limits(max_transactions=n + 1, max_terms_per_transaction=1 << 30,
-                                        max_distinct_terms=1 << 30))
+                                        max_distinct_terms=1 << 30, max_terms_per_release=1 << 40))
     clusters = data["c"] or [None] * n
     for k, terms in enumerate(data["t"]):
         builder.add(terms, {"item": k}, None, clusters[k])

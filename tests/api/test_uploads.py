@@ -99,7 +99,8 @@ async def test_an_endless_line_is_refused_early(client: httpx.AsyncClient) -> No
     ({"max_terms_per_transaction": 3}, b"a b\nc d e f\n", {"line": 2, "limit": 3}),
     ({"max_distinct_terms": 4}, b"a b\nc d\na e\n", {"line": 3, "limit": 4}),
     ({"max_transactions": 2}, b"a\nb\nc\n", {"line": 3, "limit": 2}),
-], ids=["terms per transaction", "distinct terms", "transactions"])
+    ({"max_terms_per_release": 5}, b"a b\nc d\na e\n", {"line": 3, "limit": 5}),
+], ids=["terms per transaction", "distinct terms", "transactions", "terms per release"])
 async def test_caps_name_the_line(client: httpx.AsyncClient, database_url: str,
                                   values: dict[str, int], body: bytes,
                                   details: dict[str, int]) -> None:

@@ -36,7 +36,8 @@ router = APIRouter(prefix="/v1/series/{name}/releases", tags=["releases"],
 def upload_limits(settings: Settings) -> Limits:
     return Limits(max_transactions=settings.max_transactions,
                   max_terms_per_transaction=settings.max_terms_per_transaction,
-                  max_distinct_terms=settings.max_distinct_terms)
+                  max_distinct_terms=settings.max_distinct_terms,
+                  max_terms_per_release=settings.max_terms_per_release)
 
 
 def _check_length(request: Request, limit: int) -> None:
