@@ -31,6 +31,14 @@ _DESCRIPTIONS = {"400": "Undecodable body (not UTF-8, not JSON, bad gzip)",
                  "415": "Content type, charset or encoding not accepted",
                  "422": "Invalid input, named in the error body", "503": "Not ready"}
 
+#: An example for every path, query and header parameter, by name.
+_PARAMETER_EXAMPLES: dict[str, Any] = {
+    "name": "prison-health", "release_no": 2, "job_id": "0b6f5c1e-9d7a-4c57-8f0e-3c1d2a9b8e71",
+    "key_id": "3f1c2a4e-0b5d-4c1e-9a55-6d2f8e7b9c10", "wait": True, "dry_run": False,
+    "label": "2024", "private_terms": ["mansl"], "idempotency-key": "prison-health-2024",
+    "format": "ndjson", "r_th": 2.0, "offset": 0, "limit": 100, "individual": "p-17",
+}
+
 RELEASE_BODY: dict[str, Any] = {
     "required": True,
     "description": "The corpus: JSON, FIMI/SPMF lines (text/plain) or CSV, UTF-8, optionally "
@@ -119,6 +127,9 @@ def install_openapi(app: FastAPI) -> None:
         for path in schema.get("paths", {}).values():
             for operation in path.values():
                 _fix_responses(operation, components)
+                for parameter in operation.get("parameters", []):
+                    if parameter["name"] in _PARAMETER_EXAMPLES:
+                        parameter.setdefault("example", _PARAMETER_EXAMPLES[parameter["name"]])
         app.openapi_schema = schema
         return schema
 

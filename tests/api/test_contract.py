@@ -57,6 +57,8 @@ async def test_openapi_documents_errors_and_examples(client: httpx.AsyncClient) 
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
             where = f"{method.upper()} {path}"
+            for parameter in operation.get("parameters", []):
+                assert "example" in parameter, (where, parameter["name"])
             responses = operation["responses"]
             for code, response in responses.items():
                 for media, content in response.get("content", {}).items():
