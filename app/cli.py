@@ -99,7 +99,9 @@ def worker(
 @cli.command("create-key")
 def create_key(
     role: Annotated[str, typer.Option(help="admin, publisher, analyst or auditor")],
-    series: Annotated[str | None, typer.Option(help="Publishers: the one series")] = None,
+    series: Annotated[str | None, typer.Option(
+        help="Publishers: the one series it posts to; analysts and auditors: the one series "
+             "it reads (default: all)")] = None,
 ) -> None:
     """Create an API key and print it (once; only its hash is stored)."""
     from app.db.engine import Database

@@ -30,6 +30,13 @@ class Settings(BaseSettings):
     admin_token: str | None = Field(None, alias="SERIALPUB_ADMIN_TOKEN")
     secret: str | None = Field(None, alias="SERIALPUB_SECRET")
     max_body_bytes: int = Field(256 * 1024 * 1024, alias="SERIALPUB_MAX_BODY_BYTES", gt=0)
+    #: JSON bodies are parsed whole (Python objects, ~25 bytes per body byte): their own cap.
+    max_json_bytes: int = Field(16 * 1024 * 1024, alias="SERIALPUB_MAX_JSON_BYTES", gt=0)
+    max_transactions: int = Field(2_000_000, alias="SERIALPUB_MAX_TRANSACTIONS", gt=0)
+    max_terms_per_transaction: int = Field(1_000, alias="SERIALPUB_MAX_TERMS_PER_TRANSACTION",
+                                           gt=0)
+    max_distinct_terms: int = Field(200_000, alias="SERIALPUB_MAX_DISTINCT_TERMS", gt=0)
+    max_terms_per_release: int = Field(20_000_000, alias="SERIALPUB_MAX_TERMS_PER_RELEASE", gt=0)
     in_process_worker: bool = Field(True, alias="SERIALPUB_IN_PROCESS_WORKER")
     worker_concurrency: int = Field(1, alias="SERIALPUB_WORKER_CONCURRENCY", ge=1)
     wait_timeout_s: float = Field(900.0, alias="SERIALPUB_WAIT_TIMEOUT", gt=0)

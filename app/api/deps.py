@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.runtime import Runtime
 from app.services.auth import Principal, authenticate
 
-__all__ = ["RuntimeDep", "SessionDep", "PrincipalDep", "StandalonePrincipalDep", "get_runtime",
-           "get_session", "get_principal", "get_principal_standalone"]
+__all__ = ["ReleaseNo", "RuntimeDep", "SessionDep", "PrincipalDep", "StandalonePrincipalDep",
+           "get_runtime", "get_session", "get_principal", "get_principal_standalone"]
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer KEY`")
 
@@ -57,3 +57,6 @@ async def get_principal_standalone(runtime: RuntimeDep, credentials: Credentials
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 StandalonePrincipalDep = Annotated[Principal, Depends(get_principal_standalone)]
+
+#: A release number as the database holds it (int4): larger ones answered 500 from PostgreSQL.
+ReleaseNo = Annotated[int, Path(ge=1, le=2**31 - 1, description="1, 2, 3… in posting order")]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -12,7 +14,7 @@ from starlette.exceptions import HTTPException
 from app.core.errors import CoreError
 from app.errors import AppError, from_core
 
-__all__ = ["install_error_handlers"]
+__all__ = ["install_error_handlers", "NulGuard"]
 
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized",
                403: "forbidden", 413: "payload_too_large", 415: "unsupported_media_type"}
@@ -51,8 +53,51 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
                         status_code=exc.status_code, headers=exc.headers)
 
 
+async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+    # The traceback is logged by the server (Starlette re-raises after answering); the
+    # client gets the API's error body rather than a plain-text page.
+    return JSONResponse(_body("internal_error", "the server failed to answer this request",
+                              {}), status_code=500)
+
+
+class NulGuard:
+    """Refuses NUL in the path (404) or the query (422) with the error body.
+
+    PostgreSQL cannot hold NUL in text: a name or parameter holding one reached a query and
+    failed there with a 500 in plain text. Nothing named with NUL can exist, so the path
+    answers 404; a query value is bad input, 422.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            path = scope.get("path", "")
+            query = unquote_to_bytes(scope.get("query_string", b"").replace(b"+", b" "))
+            if "\x00" in path:
+                await _send(send, 404, _body("not_found", "no such path: it holds a NUL "
+                                             "character", {}))
+                return
+            if b"\x00" in query:
+                await _send(send, 422, _body("invalid_request", "query: a parameter holds a "
+                                             "NUL character", {"loc": ["query"]}))
+                return
+        await self.app(scope, receive, send)
+
+
+async def _send(send: Any, status: int, body: dict[str, Any]) -> None:
+    data = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(CoreError, _core_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _internal_error)
+    app.add_middleware(NulGuard)

@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from app.api.errors import install_error_handlers
 from app.api.metrics import MetricsMiddleware
@@ -63,7 +64,9 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
-    app = FastAPI(
+    # Swagger UI and ReDoc from assets the package ships (fastapi-offline), not a CDN: hospital
+    # networks are often offline, and /docs was a blank page there.
+    app = FastAPIOffline(
         title="Serialpub",
         version="0.1.0",
         description="Privacy-preserving serial publication of transactional data.",

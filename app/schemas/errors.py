@@ -1,19 +1,48 @@
-"""The error body every failure answers (API.md)."""
+"""The error body every failure answers (API.md), with an example per status."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def _error(code: str, message: str, **details: Any) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details}}
+
+
+#: One example per status, shown in the OpenAPI document.
+ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
+    400: _error("invalid_json", "invalid JSON at line 1, column 19: Expecting value",
+                line=1, column=19),
+    401: _error("unauthorized", "missing API key: send 'Authorization: Bearer KEY'"),
+    403: _error("forbidden", "role 'analyst' may not do this; it needs admin",
+                role="analyst", required=["admin"]),
+    404: _error("not_found", "no series 'prison-health'", series="prison-health"),
+    409: _error("name_taken", "series 'prison-health' exists", name="prison-health"),
+    413: _error("payload_too_large", "the body exceeds the limit of 268435456 bytes",
+                limit=268435456),
+    415: _error("unsupported_media_type", "content type 'application/xml' is not accepted; use "
+                "one of application/json, text/plain, text/csv",
+                content_type="application/xml",
+                accepted=["application/json", "text/plain", "text/csv"]),
+    422: _error("invalid_corpus", "line 3: term 'HIV\\u200b' contains U+200B (ZERO WIDTH SPACE)",
+                line=3, field="terms", column=4),
+    503: _error("not_ready", "database unreachable", reason="OperationalError"),
+}
 
 
 class ErrorDetail(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [ERROR_EXAMPLES[422]["error"]]})
+
     code: str = Field(examples=["invalid_corpus"])
     message: str = Field(examples=["line 3 has no terms"])
     details: dict[str, Any] = Field(default_factory=dict, examples=[{"line": 3, "field": "terms"}])
 
 
 class ErrorBody(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [ERROR_EXAMPLES[422]]})
+
     error: ErrorDetail
 
 

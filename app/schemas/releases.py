@@ -9,14 +9,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.schemas.jobs import JobOut
 from app.schemas.risk import RiskSummary
+from app.schemas.terms import Term, Text
 
 
 class TransactionIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"terms": ["theft", "arson", "HIV"], "individual": "p-17", "cluster": "g1"}]})
 
-    terms: list[str]
-    individual: str | None = Field(None, max_length=500, description="A stable pseudonym")
-    cluster: str | None = Field(None, max_length=200, description="All or none")
+    terms: list[Term] = Field(json_schema_extra={"minItems": 1, "maxItems": 1000})
+    individual: Text | None = Field(None, max_length=500, description="A stable pseudonym")
+    cluster: Text | None = Field(None, max_length=200, description="All or none")
 
 
 class ReleaseBody(BaseModel):
@@ -33,12 +35,16 @@ class ReleaseBody(BaseModel):
         },
     )
 
-    label: str | None = Field(None, max_length=200)
-    private_terms: list[str] = Field(default_factory=list)
-    transactions: list[TransactionIn]
+    label: Text | None = Field(None, max_length=200)
+    private_terms: list[Term] = Field(default_factory=list)
+    transactions: list[TransactionIn] = Field(json_schema_extra={"minItems": 1})
 
 
 class ReleaseListItem(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "release_no": 1, "label": "2024", "method": "sanony", "n_rows": 6, "n_clusters": 3,
+        "created_at": "2025-01-01T00:00:00Z"}]})
+
     release_no: int
     label: str | None
     method: str
@@ -48,6 +54,11 @@ class ReleaseListItem(BaseModel):
 
 
 class ClusterOut(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "cluster_id": "c1", "rows": [["arson", "theft"], ["arson", "murder", "theft"]],
+        "private_terms": {"cancer": 1, "HIV": 1}, "global_share": {"herpes": 0},
+        "counterfeits": 1}]})
+
     cluster_id: str
     rows: list[list[str]]
     private_terms: dict[str, int]
@@ -83,7 +94,13 @@ class ReleaseOut(BaseModel):
     clusters: list[ClusterOut]
 
 
+_SUMMARY: dict[str, Any] = {"release_no": 1, "label": "2024", "method": "sanony",
+                            "n_rows": 6, "n_clusters": 3, "counterfeits": 1}
+
+
 class ReleaseSummary(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [_SUMMARY]})
+
     release_no: int
     label: str | None
     method: str
@@ -95,7 +112,19 @@ class ReleaseSummary(BaseModel):
 class PublishResult(BaseModel):
     """``wait=true`` (201) and ``dry_run=true`` (200)."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "dry_run": True, "job": None, "release": _SUMMARY,
+        "risk": RiskSummary.model_config["json_schema_extra"]["examples"][0],  # type: ignore
+        "warnings": []}]})
+
     dry_run: bool
     job: JobOut | None
     release: ReleaseSummary
     risk: RiskSummary
+    warnings: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="Dry runs: terms that fold onto a private term (NFKC case fold); the "
+                    "publication job writes the same to its report (ingest_warnings)",
+        examples=[[{"code": "term_folds_onto_private_term", "term": "hiv",
+                    "private_term": "HIV", "treated_as": "private"}]],
+    )

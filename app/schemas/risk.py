@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
+def _example(value: dict[str, Any]) -> ConfigDict:
+    return ConfigDict(json_schema_extra={"examples": [value]})
+
+
 class HistogramBin(BaseModel):
+    model_config = _example({"lo": 0.0, "hi": 0.5, "count": 2})
+
     lo: float
     hi: float
     count: int
 
 
 class Perturbation(BaseModel):
+    model_config = _example({"counterfeits": 1, "rate": 0.1667, "published_only": False})
+
     counterfeits: int
     rate: float
     published_only: bool = Field(
@@ -48,6 +58,9 @@ class RiskSummary(BaseModel):
 
 
 class RowRiskOut(BaseModel):
+    model_config = _example({"cluster_id": "c1", "row": ["arson", "theft"], "serial_risk": 0.5,
+                              "term": "HIV"})
+
     cluster_id: str
     row: list[str]
     serial_risk: float
@@ -55,6 +68,9 @@ class RowRiskOut(BaseModel):
 
 
 class RowRiskPage(BaseModel):
+    model_config = _example({"release_no": 1, "offset": 0, "limit": 100, "total": 1, "rows": [
+        {"cluster_id": "c1", "row": ["arson", "theft"], "serial_risk": 0.5, "term": "HIV"}]})
+
     release_no: int
     offset: int
     limit: int
@@ -78,17 +94,25 @@ class CoverEntryOut(BaseModel):
 
 
 class StatisticsEntry(BaseModel):
+    model_config = _example({"release_no": 1, "n": 4, "n_s": 1})
+
     release_no: int
     n: int = Field(description="n_j, the group size")
     n_s: int = Field(description="n_{j,s}, rows of the group holding s")
 
 
 class TermStatistics(BaseModel):
+    model_config = _example({"entries": [{"release_no": 1, "n": 4, "n_s": 1}],
+                                                   "breach_probability": 0.25})
+
     entries: list[StatisticsEntry]
     breach_probability: float = Field(description="p(o, s, k) = 1 - prod(1 - n_js / n_j)")
 
 
 class StatisticsOut(BaseModel):
+    model_config = _example({"individual": "p-17", "l": 2, "threshold": 0.5, "terms": {
+        "HIV": {"entries": [{"release_no": 1, "n": 4, "n_s": 1}], "breach_probability": 0.25}}})
+
     individual: str
     l: int  # noqa: E741 - the paper's symbol
     threshold: float = Field(description="1 / l")

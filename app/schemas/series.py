@@ -8,8 +8,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.params import METHODS
+from app.io.terms import PrivateMatch
+from app.schemas.terms import Term
 
-_EXAMPLE = {
+_EXAMPLE: dict[str, Any] = {
     "name": "prison-health",
     "method": "sanony",
     "private_terms": ["HIV", "cancer", "herpes"],
@@ -21,17 +23,27 @@ class SeriesCreate(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [_EXAMPLE]})
 
     name: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    method: str = Field("sanony", description=f"One of {', '.join(METHODS)}")
-    private_terms: list[str] = Field(default_factory=list)
+    method: str = Field("sanony", description=f"One of {', '.join(METHODS)}",
+                        json_schema_extra={"enum": list(METHODS)})
+    private_terms: list[Term] = Field(
+        min_length=1, max_length=10_000,
+        description="At least one; each trimmed and NFC-normalised, 1-200 characters",
+    )
+    private_match: PrivateMatch = Field(
+        "casefold",
+        description="casefold: every spelling of a private term that has its NFKC case fold "
+                    "(hiv, ＨＩＶ) is that private term; exact: only its NFC spelling",
+    )
     params: dict[str, Any] = Field(default_factory=dict)
 
 
 class SeriesOut(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [{**_EXAMPLE, "params": {"r_th": 2.0, "cluster_size": 2, "seed": 7,
-                                                 "anony_r_th": None,
-                                                 "max_repair_rounds": 200},
+            "examples": [{**_EXAMPLE, "private_match": "casefold",
+                          "params": {"r_th": 2.0, "cluster_size": 2, "seed": 7,
+                                     "anony_r_th": None,
+                                     "max_repair_rounds": 200},
                           "n_releases": 0, "created_at": "2025-01-01T00:00:00Z"}]
         }
     )
@@ -39,6 +51,7 @@ class SeriesOut(BaseModel):
     name: str
     method: str
     private_terms: list[str]
+    private_match: PrivateMatch
     params: dict[str, Any]
     n_releases: int
     created_at: dt.datetime

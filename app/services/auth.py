@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -15,7 +16,7 @@ from app.db.repositories.keys import KeyRepository
 from app.errors import Forbidden, NotFound, Unauthorized, Unprocessable
 
 __all__ = ["Principal", "ROLES", "hash_key", "create_key", "revoke_key", "authenticate",
-           "ensure_admin_token"]
+           "ensure_admin_token", "list_keys"]
 
 ROLES = ("admin", "publisher", "analyst", "auditor")
 
@@ -46,12 +47,15 @@ class Principal:
             )
 
     def require_series(self, name: str) -> None:
-        """403 for a publisher whose key names another series."""
-        if self.role == "publisher" and self.series is not None and self.series != name:
+        """403 for a key scoped to another series (publishers, analysts, auditors)."""
+        if self.series is not None and self.series != name:
             raise Forbidden(
-                f"this key publishes to series {self.series!r}, not {name!r}",
+                f"this key is scoped to series {self.series!r}, not {name!r}",
                 {"series": name, "key_series": self.series},
             )
+
+    def sees_series(self, name: str) -> bool:
+        return self.series is None or self.series == name
 
 
 async def authenticate(session: AsyncSession, authorization: str | None) -> Principal:
@@ -70,12 +74,16 @@ async def create_key(
     """A new key; the returned plain value is shown once and never stored."""
     if role not in ROLES:
         raise Unprocessable(f"role must be one of {', '.join(ROLES)}", {"field": "role"})
-    if series is not None and role != "publisher":
-        raise Unprocessable("only publisher keys name a series", {"field": "series"})
+    if series is not None and role == "admin":
+        raise Unprocessable("admin keys are not scoped to a series", {"field": "series"})
     plain = value or f"sp_{secrets.token_urlsafe(32)}"
     key = ApiKey(id=uuid.uuid4(), key_hash=hash_key(plain), role=role, series_name=series)
     await KeyRepository(session).add(key)
     return key, plain
+
+
+async def list_keys(session: AsyncSession) -> Sequence[ApiKey]:
+    return await KeyRepository(session).active()
 
 
 async def revoke_key(session: AsyncSession, key_id: uuid.UUID) -> None:

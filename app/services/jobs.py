@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import pipeline
 from app.core.errors import CoreError
-from app.core.model import Publication, PublishedRelease
+from app.core.model import Publication, PublishedRelease, Transaction
 from app.db.base import utcnow
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Job, Series
@@ -38,7 +38,7 @@ from app.observability import (
 )
 from app.runtime import Runtime
 from app.services.history import load_history
-from app.services.payload import decode_corpus
+from app.services.payload import decode_corpus, publication_input
 from app.services.progress import ProgressTracker, flush_progress, write_progress
 from app.services.series import effective_params
 
@@ -109,11 +109,18 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     started = time.perf_counter()
     history = await load_history(session, series)
     load_seconds = time.perf_counter() - started
-    private_terms = frozenset(series.private_terms) | frozenset(job.extra_private_terms)
+    # Off the event loop: the in-process worker shares it with the API, and building a
+    # million transactions takes seconds.
+    transactions, private_terms, warnings = await asyncio.to_thread(
+        _prepare, payload, series, job.extra_private_terms)
+    del payload
     publication = await asyncio.to_thread(
-        pipeline.publish, series.method, history, decode_corpus(payload), private_terms,
+        pipeline.publish, series.method, history, transactions, private_terms,
         effective_params(series), tracker,
     )
+    del transactions
+    if warnings:
+        publication.report["ingest_warnings"] = warnings
     publication.release.release_no = history.next_release_no
     publication.release.label = job.label
     if not publication.release.private_terms:
@@ -129,6 +136,12 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     _observe(series.method, publication, seconds)
     _log.info("job succeeded", release_no=publication.release.release_no, seconds=seconds)
     return release_id, publication.release
+
+
+def _prepare(payload: bytes, series: Series, extra: list[str]
+             ) -> tuple[list[Transaction], frozenset[str], list[dict[str, str]]]:
+    return publication_input(decode_corpus(payload), series.private_terms, extra,
+                             series.private_match)  # type: ignore[arg-type]
 
 
 async def _store(session: AsyncSession, series: Series, job: Job, publication: Publication,

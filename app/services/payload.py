@@ -1,33 +1,63 @@
-"""The transient encoding of a queued job's corpus (individuals already keyed).
+"""A queued job's transient input, and what the core publishes from it.
 
-zlib-compressed JSON: ``{"t": [[terms...], ...], "i": [...] | null, "c": [...] | null}``.
+The payload is a :mod:`app.io.compact` corpus (term ids, a dictionary, keyed individuals).
+Payloads of the earlier format (zlib'd JSON ``{"t": [[terms...]], "i": [...], "c": [...]}``)
+are still read, so that jobs queued before an upgrade run after it.
+
+Private terms are matched when the job runs, not when the body is read: a release posted
+while an earlier one (adding a private term) waits in the queue must see that term private.
 """
 
 from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Iterable
 
 from app.core.model import Transaction
+from app.io.compact import MAGIC, CompactCorpus, CorpusBuilder, Limits, decode, encode
+from app.io.terms import PrivateMatch, PrivateMatcher
 
-__all__ = ["encode_corpus", "decode_corpus"]
-
-
-def encode_corpus(corpus: list[Transaction]) -> bytes:
-    data = {
-        "t": [sorted(t.terms) for t in corpus],
-        "i": [t.individual for t in corpus] if any(t.individual for t in corpus) else None,
-        "c": [t.cluster for t in corpus] if any(t.cluster for t in corpus) else None,
-    }
-    return zlib.compress(json.dumps(data, separators=(",", ":")).encode(), level=1)
+__all__ = ["encode_corpus", "decode_corpus", "publication_input"]
 
 
-def decode_corpus(payload: bytes) -> list[Transaction]:
+def encode_corpus(corpus: CompactCorpus) -> bytes:
+    return encode(corpus)
+
+
+def decode_corpus(payload: bytes) -> CompactCorpus:
+    if payload.startswith(MAGIC):
+        return decode(payload)[0]
+    return _legacy(payload)
+
+
+def _legacy(payload: bytes) -> CompactCorpus:
     data = json.loads(zlib.decompress(payload))
     n = len(data["t"])
-    individuals = data["i"] or [None] * n
+    builder = CorpusBuilder(b"", Limits(max_transactions=n + 1, max_terms_per_transaction=1 << 30,
+                                        max_distinct_terms=1 << 30, max_terms_per_release=1 << 40))
     clusters = data["c"] or [None] * n
-    return [
-        Transaction(frozenset(terms), individual, cluster)
-        for terms, individual, cluster in zip(data["t"], individuals, clusters, strict=True)
-    ]
+    for k, terms in enumerate(data["t"]):
+        builder.add(terms, {"item": k}, None, clusters[k])
+    corpus = builder.build()
+    if data["i"]:
+        # Already keyed (hex HMAC) when the job was created: keep the keys as they are.
+        corpus.individuals = b"".join(bytes.fromhex(i) if i else bytes(32) for i in data["i"])
+    return corpus
+
+
+def publication_input(
+    corpus: CompactCorpus, series_terms: Iterable[str], extra_terms: Iterable[str],
+    mode: PrivateMatch,
+) -> tuple[list[Transaction], frozenset[str], list[dict[str, str]]]:
+    """The core's transactions, the private terms of this release and the warnings.
+
+    Under ``casefold`` every spelling of a private term (case, compatibility forms) becomes
+    that private term, so it is published as one; ``exact`` keeps spellings apart. Either way
+    a spelling that folds onto a private term is reported (``warnings``).
+    """
+    series_terms = list(series_terms)
+    extra = PrivateMatcher(series_terms, mode).canonical_private(extra_terms)
+    private = frozenset(series_terms) | frozenset(extra)
+    terms, warnings = PrivateMatcher(private, mode).remap(corpus.terms)
+    return corpus.transactions(terms), private, [w.as_dict() for w in warnings]

@@ -27,9 +27,8 @@ from app.schemas.jobs import JobOut
 from app.schemas.releases import PublishResult
 from app.services.auth import Principal
 from app.services.history import load_history
-from app.services.identity import key_individuals
 from app.services.ingest import Corpus
-from app.services.payload import encode_corpus
+from app.services.payload import encode_corpus, publication_input
 from app.services.releases import summary
 from app.services.risk import assess, public_counterfeits, risk_summary
 from app.services.series import effective_params
@@ -59,7 +58,6 @@ async def create_job(
     principal: Principal,
     series: Series,
     corpus: Corpus,
-    secret: bytes,
     idempotency_key: str | None,
 ) -> tuple[Job, bool]:
     """The queued job for ``corpus``; ``(job, True)`` when an Idempotency-Key replays one."""
@@ -80,13 +78,13 @@ async def create_job(
     job = Job(
         id=uuid.uuid4(), series_id=series.id, api_key_id=principal.key_id, status="queued",
         progress=0.0, label=corpus.label, extra_private_terms=sorted(set(corpus.private_terms)),
-        n_transactions=len(corpus.transactions), attempts=0, phase_seconds={},
+        n_transactions=len(corpus), attempts=0, phase_seconds={},
         # The lock above orders creations; now() is the transaction's start, which can
         # precede another post's lock: the clock after the lock keeps created_at in posting
         # (and numbering) order.
         created_at=func.clock_timestamp(),
     )
-    payload = encode_corpus(key_individuals(secret, corpus.transactions))
+    payload = await asyncio.to_thread(encode_corpus, corpus.compact)
     await repo.add(job, payload)
     job.procrastinate_job_id = await defer_publication(
         await driver_connection(session), job.id, series.id
@@ -119,11 +117,11 @@ async def wait_for_job(db: Database, job_id: uuid.UUID, timeout: float) -> Job:
 
 
 async def dry_run(
-    session: AsyncSession, principal: Principal, series: Series, corpus: Corpus, secret: bytes
+    session: AsyncSession, principal: Principal, series: Series, corpus: Corpus
 ) -> PublishResult:
     """Compute the release and its risk as if published now; store nothing."""
     history = await load_history(session, series)
-    publication = await _compute(series, history, corpus, secret)
+    publication, warnings = await _compute(series, history, corpus)
     releases = [*history.releases, publication.release]
     risk = await assess(series.id, releases, len(releases) - 1, effective_params(series).r_th)
     release = publication.release
@@ -136,20 +134,23 @@ async def dry_run(
         risk=risk_summary(risk, publication.release, cf, public,
                           dict(publication.ledger.suppressed) if principal.sees_private
                           else None),
+        warnings=warnings,
     )
 
 
-async def _compute(series: Series, history: SeriesHistory, corpus: Corpus, secret: bytes
-                   ) -> Publication:
-    private_terms = frozenset(series.private_terms) | frozenset(corpus.private_terms)
+async def _compute(series: Series, history: SeriesHistory, corpus: Corpus
+                   ) -> tuple[Publication, list[dict[str, str]]]:
+    transactions, private_terms, warnings = await asyncio.to_thread(
+        publication_input, corpus.compact, series.private_terms, corpus.private_terms,
+        series.private_match,  # type: ignore[arg-type]
+    )
     try:
         publication = await asyncio.to_thread(
-            pipeline.publish, series.method, history,
-            key_individuals(secret, corpus.transactions), private_terms,
+            pipeline.publish, series.method, history, transactions, private_terms,
             effective_params(series), None,
         )
     except CoreError as exc:
         raise from_core(exc) from None
     publication.release.release_no = history.next_release_no
     publication.release.label = corpus.label
-    return publication
+    return publication, warnings

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import InvalidParameter
+from app.core.errors import InvalidCorpus, InvalidParameter
 from app.core.params import PublishParams, parse_params
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Series
 from app.db.repositories.series import SeriesRepository
 from app.errors import Conflict, NotFound, from_core
+from app.io.terms import normalize_private_terms
 from app.schemas.series import SeriesCreate, SeriesOut
-from app.services.ingest import check_terms
 
 __all__ = ["create_series", "get_series", "list_series", "series_out", "effective_params"]
 
@@ -28,6 +28,7 @@ def series_out(series: Series, n_releases: int) -> SeriesOut:
         name=series.name,
         method=series.method,
         private_terms=list(series.private_terms),
+        private_match=series.private_match,  # type: ignore[arg-type]
         params=effective_params(series).for_method(series.method),
         n_releases=n_releases,
         created_at=series.created_at,
@@ -39,7 +40,10 @@ async def create_series(session: AsyncSession, body: SeriesCreate) -> Series:
         parse_params(body.method, body.params)
     except InvalidParameter as exc:
         raise from_core(exc) from None
-    check_terms(body.private_terms, {"item": 0}, "private_terms")
+    try:
+        private_terms = normalize_private_terms(body.private_terms, body.private_match)
+    except InvalidCorpus as exc:
+        raise from_core(exc) from None
     repo = SeriesRepository(session)
     await xact_lock(session, LockSpace.POST, f"series-name:{body.name}")
     if await repo.get_by_name(body.name) is not None:
@@ -47,7 +51,8 @@ async def create_series(session: AsyncSession, body: SeriesCreate) -> Series:
     series = Series(
         name=body.name,
         method=body.method,
-        private_terms=sorted(set(body.private_terms)),
+        private_terms=sorted(private_terms),
+        private_match=body.private_match,
         params=dict(body.params),
     )
     try:

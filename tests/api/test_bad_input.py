@@ -149,5 +149,6 @@ async def test_bad_series_parameters(client: httpx.AsyncClient) -> None:
         assert response.status_code == 422, (body, response.text)
         assert response.json()["error"]["message"]
     await create_series(client, name="s")
-    again = await client.post("/v1/series", json={"name": "s"}, headers=ADMIN)
+    again = await client.post("/v1/series", json={"name": "s", "private_terms": ["HIV"]},
+                              headers=ADMIN)
     assert again.status_code == 409 and again.json()["error"]["code"] == "name_taken"

@@ -140,7 +140,7 @@ async def test_stalled_job_is_retried(client: httpx.AsyncClient, database_url: s
     async with runtime.db.session() as session:
         series = await get_series(session, "prison-health")
         principal = await authenticate(session, "Bearer test-admin-token")
-        job, _ = await create_job(session, principal, series, corpus, runtime.secret, None)
+        job, _ = await create_job(session, principal, series, corpus, None)
         job.status, job.attempts = "running", 1
         conn = await driver_connection(session)
         cur = await conn.execute(

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from app.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMediaType
+from app.services.identity import individual_key
 from app.services.ingest import read_corpus
 
 pytestmark = pytest.mark.anyio
@@ -23,9 +24,8 @@ async def _read(content_type: str, data: bytes, **kwargs: object):  # type: igno
 
 async def test_plain_lines_split_across_chunks() -> None:
     corpus = await _read("text/plain", "\ufeffa b\r\nc  d\te\nnaïve f".encode())
-    assert [sorted(t.terms) for t in corpus.transactions] == [["a", "b"], ["c", "d", "e"],
-                                                             ["f", "naïve"]]
-    assert corpus.lines == [1, 2, 3]
+    assert [sorted(t.terms) for t in corpus.compact.transactions()] == [
+        ["a", "b"], ["c", "d", "e"], ["f", "naïve"]]
 
 
 async def test_plain_faults_name_their_line() -> None:
@@ -39,8 +39,9 @@ async def test_plain_faults_name_their_line() -> None:
 
 async def test_csv_columns() -> None:
     corpus = await _read("text/csv", b"cluster,terms,individual\ng1,\"a; b\",p1\ng1,c,\n")
-    assert [(sorted(t.terms), t.individual, t.cluster) for t in corpus.transactions] == [
-        (["a", "b"], "p1", "g1"), (["c"], None, "g1")]
+    assert [(sorted(t.terms), t.individual, t.cluster)
+            for t in corpus.compact.transactions()] == [
+        (["a", "b"], individual_key(b"", "p1"), "g1"), (["c"], None, "g1")]
     with pytest.raises(BadRequest):
         await _read("text/csv", b"terms,terms\na,b\n")
     with pytest.raises(BadRequest) as fields:
@@ -52,7 +53,7 @@ async def test_json_body_and_hash() -> None:
     one = await _read("application/json", b'{"label": "x", "transactions": [{"terms": ["a"]}]}')
     two = await _read("application/json; charset=utf-8",
                       b'{"label": "x", "transactions": [{"terms": ["a"]}]}')
-    assert one.body_hash == two.body_hash and one.label == "x" and one.lines is None
+    assert one.body_hash == two.body_hash and one.label == "x" and len(one) == 1
     other = await _read("application/json", b'{"label": "y", "transactions": [{"terms": ["a"]}]}')
     assert other.body_hash != one.body_hash
 

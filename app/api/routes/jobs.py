@@ -23,4 +23,8 @@ async def read_job(job_id: uuid.UUID, principal: PrincipalDep, session: SessionD
         raise Forbidden("only the key that posted a job, auditors and admins read it",
                         {"id": str(job_id)})
     series = await session.get(Series, job.series_id)
-    return job_out(job, series.name if series else "", principal)
+    name = series.name if series else ""
+    if not principal.sees_series(name):
+        raise Forbidden(f"this key is scoped to series {principal.series!r}",
+                        {"id": str(job_id), "key_series": principal.series})
+    return job_out(job, name, principal)

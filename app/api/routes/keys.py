@@ -4,22 +4,32 @@ from __future__ import annotations
 
 import uuid
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
+from app.api.body import json_body, request_body
 from app.api.deps import PrincipalDep, SessionDep
 from app.schemas.errors import error_responses
-from app.schemas.keys import KeyCreate, KeyOut
+from app.schemas.keys import KeyCreate, KeyInfo, KeyOut
 from app.services import auth
 
 router = APIRouter(prefix="/v1/keys", tags=["keys"], responses=error_responses(401, 403))
 
 
 @router.post("", status_code=201, response_model=KeyOut,
-             summary="Create a key (shown this once)", responses=error_responses(422))
-async def create_key(body: KeyCreate, principal: PrincipalDep, session: SessionDep) -> KeyOut:
+             summary="Create a key (shown this once)", openapi_extra=request_body(KeyCreate),
+             responses=error_responses(400, 413, 415, 422))
+async def create_key(request: Request, principal: PrincipalDep, session: SessionDep) -> KeyOut:
     principal.require("admin")
+    body = await json_body(request, KeyCreate)
     key, plain = await auth.create_key(session, body.role, body.series)
     return KeyOut(id=key.id, key=plain, role=body.role, series=key.series_name)
+
+
+@router.get("", response_model=list[KeyInfo], summary="Every key that is not revoked")
+async def list_keys(principal: PrincipalDep, session: SessionDep) -> list[KeyInfo]:
+    principal.require("admin")
+    return [KeyInfo(id=k.id, role=k.role, series=k.series_name,  # type: ignore[arg-type]
+                    created_at=k.created_at) for k in await auth.list_keys(session)]
 
 
 @router.delete("/{key_id}", status_code=204, summary="Revoke a key",

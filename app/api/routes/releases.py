@@ -8,21 +8,36 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from app.api.deps import PrincipalDep, RuntimeDep, SessionDep, StandalonePrincipalDep
+from app.api.deps import (
+    PrincipalDep,
+    ReleaseNo,
+    RuntimeDep,
+    SessionDep,
+    StandalonePrincipalDep,
+)
 from app.api.openapi import RELEASE_BODY
 from app.errors import PayloadTooLarge, Unprocessable
 from app.runtime import Runtime
 from app.schemas.errors import error_responses
 from app.schemas.jobs import JobOut
 from app.schemas.releases import PublishResult, ReleaseListItem, ReleaseOut
+from app.schemas.terms import Term, Text
 from app.services import publishing, releases
 from app.services.auth import Principal
-from app.services.ingest import read_corpus
+from app.services.ingest import Limits, read_corpus
 from app.services.risk import release_risk
 from app.services.series import get_series
+from app.settings import Settings
 
 router = APIRouter(prefix="/v1/series/{name}/releases", tags=["releases"],
                    responses=error_responses(401, 403, 404))
+
+
+def upload_limits(settings: Settings) -> Limits:
+    return Limits(max_transactions=settings.max_transactions,
+                  max_terms_per_transaction=settings.max_terms_per_transaction,
+                  max_distinct_terms=settings.max_distinct_terms,
+                  max_terms_per_release=settings.max_terms_per_release)
 
 
 def _check_length(request: Request, limit: int) -> None:
@@ -46,26 +61,31 @@ async def post_release(
     principal: StandalonePrincipalDep,
     wait: bool = False,
     dry_run: bool = False,
-    label: Annotated[str | None, Query(max_length=200)] = None,
-    private_terms: Annotated[list[str] | None, Query()] = None,
+    label: Annotated[Text | None, Query(max_length=200)] = None,
+    private_terms: Annotated[list[Term] | None, Query()] = None,
     idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
 ) -> Response:
     principal.require("publisher")
     principal.require_series(name)
     async with runtime.db.session() as session:
         series = await get_series(session, name)
-    _check_length(request, runtime.settings.max_body_bytes)
+    settings = runtime.settings
+    content_type = request.headers.get("content-type")
+    json_body = (content_type or "").split(";")[0].strip().lower() == "application/json"
+    _check_length(request, settings.max_json_bytes if json_body else settings.max_body_bytes)
     corpus = await read_corpus(
-        request.headers.get("content-type"), request.stream(),
-        limit=runtime.settings.max_body_bytes, label=label, private_terms=private_terms,
+        content_type, request.stream(), limit=settings.max_body_bytes,
+        json_limit=settings.max_json_bytes, secret=runtime.secret, limits=upload_limits(settings),
+        content_encoding=request.headers.get("content-encoding"), label=label,
+        private_terms=private_terms, private_match=series.private_match,  # type: ignore[arg-type]
         require_individual=series.method == "wong",
     )
     if dry_run:
         async with runtime.db.session() as session:
-            result = await publishing.dry_run(session, principal, series, corpus, runtime.secret)
+            result = await publishing.dry_run(session, principal, series, corpus)
         return JSONResponse(result.model_dump(mode="json"), status_code=200)
     async with runtime.db.session() as session:
-        job, _ = await publishing.create_job(session, principal, series, corpus, runtime.secret,
+        job, _ = await publishing.create_job(session, principal, series, corpus,
                                              idempotency_key)
     if wait:
         return await _await_release(runtime, principal, name, job.id)
@@ -102,10 +122,13 @@ async def list_releases(name: str, principal: PrincipalDep,
 
 @router.get(
     "/{release_no}", summary="A published release (public view)",
-    responses={200: {"model": ReleaseOut, "content": {"application/x-ndjson": {}}}},
+    responses={200: {"model": ReleaseOut, "content": {"application/x-ndjson": {"example": (
+        '{"series":"prison-health","release_no":2,"label":"2025","method":"sanony",'
+        '"n_rows":6}\n{"cluster_id":"c1","rows":[["arson","theft"]],'
+        '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n')}}}},
 )
 async def read_release(
-    name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
+    name: str, release_no: ReleaseNo, principal: PrincipalDep, session: SessionDep,
     format: Literal["json", "ndjson"] = "json",  # noqa: A002 - the API's parameter name
 ) -> Response:
     _can_read(principal, name)

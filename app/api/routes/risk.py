@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.api.deps import PrincipalDep, RuntimeDep, SessionDep
+from app.api.deps import PrincipalDep, ReleaseNo, RuntimeDep, SessionDep
 from app.schemas.errors import error_responses
 from app.schemas.risk import CoverEntryOut, RiskSummary, RowRiskPage, StatisticsOut
 from app.services import risk
@@ -20,9 +20,10 @@ RThQuery = Annotated[float | None, Query(ge=1, description="Default: the series'
 
 @router.get("/releases/{release_no}/risk", response_model=RiskSummary,
             summary="Serial risk of a release's rows, counting every release published since")
-async def release_risk(name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
-                       r_th: RThQuery = None) -> RiskSummary:
+async def release_risk(name: str, release_no: ReleaseNo, principal: PrincipalDep,
+                       session: SessionDep, r_th: RThQuery = None) -> RiskSummary:
     principal.require("auditor")
+    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.release_risk(session, series, release_no, r_th, principal.sees_private)
 
@@ -30,12 +31,13 @@ async def release_risk(name: str, release_no: int, principal: PrincipalDep, sess
 @router.get("/releases/{release_no}/risk/rows", response_model=RowRiskPage,
             summary="Serial risk per published row")
 async def release_risk_rows(
-    name: str, release_no: int, principal: PrincipalDep, session: SessionDep,
+    name: str, release_no: ReleaseNo, principal: PrincipalDep, session: SessionDep,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
     r_th: RThQuery = None,
 ) -> RowRiskPage:
     principal.require("auditor")
+    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.risk_rows(session, series, release_no, r_th, offset, limit)
 
@@ -45,15 +47,17 @@ async def release_risk_rows(
 async def series_risk(name: str, principal: PrincipalDep, session: SessionDep,
                       r_th: RThQuery = None) -> list[RiskSummary]:
     principal.require("auditor")
+    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.series_risk(session, series, r_th, principal.sees_private)
 
 
 @router.get("/releases/{release_no}/cover", response_model=list[CoverEntryOut],
             summary="Overlaps of the release's clusters with every other release")
-async def release_cover(name: str, release_no: int, principal: PrincipalDep,
+async def release_cover(name: str, release_no: ReleaseNo, principal: PrincipalDep,
                         session: SessionDep) -> list[CoverEntryOut]:
     principal.require("auditor")
+    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.cover(session, series, release_no)
 
@@ -64,5 +68,6 @@ async def statistics(name: str, individual: Annotated[str, Query(min_length=1, m
                      principal: PrincipalDep, runtime: RuntimeDep,
                      session: SessionDep) -> StatisticsOut:
     principal.require("auditor")
+    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.statistics(session, series, runtime.secret, individual)

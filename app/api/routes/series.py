@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
+from app.api.body import json_body, request_body
 from app.api.deps import PrincipalDep, SessionDep
 from app.db.repositories.series import SeriesRepository
 from app.schemas.errors import error_responses
@@ -14,21 +15,25 @@ router = APIRouter(prefix="/v1/series", tags=["series"], responses=error_respons
 
 
 @router.post("", status_code=201, response_model=SeriesOut, summary="Create a series",
-             responses=error_responses(409, 422))
-async def create_series(body: SeriesCreate, principal: PrincipalDep,
+             openapi_extra=request_body(SeriesCreate),
+             responses=error_responses(400, 409, 413, 415, 422))
+async def create_series(request: Request, principal: PrincipalDep,
                         session: SessionDep) -> SeriesOut:
     principal.require("admin")
+    body = await json_body(request, SeriesCreate)
     series = await service.create_series(session, body)
     return service.series_out(series, 0)
 
 
 @router.get("", response_model=list[SeriesOut], summary="All series")
 async def list_series(principal: PrincipalDep, session: SessionDep) -> list[SeriesOut]:
-    return [service.series_out(s, n) for s, n in await service.list_series(session)]
+    return [service.series_out(s, n) for s, n in await service.list_series(session)
+            if principal.sees_series(s.name)]
 
 
 @router.get("/{name}", response_model=SeriesOut, summary="One series",
             responses=error_responses(404))
 async def get_series(name: str, principal: PrincipalDep, session: SessionDep) -> SeriesOut:
+    principal.require_series(name)
     series = await service.get_series(session, name)
     return service.series_out(series, await SeriesRepository(session).release_count(series.id))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,6 +25,11 @@ class KeyRepository:
 
     async def get(self, key_id: uuid.UUID) -> ApiKey | None:
         return await self.session.get(ApiKey, key_id)
+
+    async def active(self) -> Sequence[ApiKey]:
+        statement = (select(ApiKey).where(ApiKey.revoked_at.is_(None))
+                     .order_by(ApiKey.created_at, ApiKey.id))
+        return (await self.session.scalars(statement)).all()
 
     async def add(self, key: ApiKey) -> ApiKey:
         self.session.add(key)

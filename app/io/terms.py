@@ -1,0 +1,229 @@
+"""Term spelling: one canonical form per term, and which spellings name a private term.
+
+Every term and every private term is normalised at ingest (:func:`normalize_term`): surrounding
+white space trimmed, Unicode NFC, and refused when it holds a character that no one types on
+purpose and that would let two visually identical terms differ (control, lone surrogate,
+zero-width or bidirectional format characters), or that PostgreSQL cannot store (NUL).
+
+Matching a term against the private terms (:class:`PrivateMatcher`) goes one step further
+under ``private_match="casefold"`` (the default): the NFKC case fold of :func:`fold`, so that
+``hiv``, ``ＨＩＶ`` and ``HIV`` are one private term. Under ``"exact"`` only the NFC spelling
+matches, and spellings that fold onto a private term are reported, not merged.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from app.core.errors import InvalidCorpus
+from app.core.validation import MAX_TERM_LENGTH
+
+__all__ = ["PRIVATE_MATCH", "PrivateMatch", "PrivateMatcher", "FoldWarning", "bad_character",
+           "block_is_clean", "term_pattern", "text_pattern",
+           "describe", "fold", "normalize_term", "normalize_private_terms", "text_line_check"]
+
+PrivateMatch = Literal["casefold", "exact"]
+PRIVATE_MATCH: tuple[PrivateMatch, ...] = ("casefold", "exact")
+
+# Zero-width joiners are part of the spelling of Persian, Indic and emoji words: a term may
+# hold them, but matching ignores them (they are not visible).
+_JOINERS = "\u200c\u200d"
+
+
+@cache
+def _ranges(allowed: str) -> tuple[tuple[int, int], ...]:
+    """The code points a term may not hold, as ranges: Cc, Cs, Cf (less ``allowed``), line
+    and paragraph separators. Built from the running Python's Unicode tables."""
+    ranges: list[tuple[int, int]] = []
+    for cp in range(sys.maxunicode + 1):
+        char = chr(cp)
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp") and char not in allowed:
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+    return tuple(ranges)
+
+
+def _forbidden_class(allowed: str = _JOINERS) -> str:
+    """A Python regex class body of :func:`_ranges`."""
+    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}"
+                   for a, b in _ranges(allowed))
+
+
+@cache
+def _term_pattern() -> re.Pattern[str]:
+    return re.compile(f"[{_forbidden_class()}]")
+
+
+@cache
+def _line_pattern() -> re.Pattern[str]:
+    # In a text line the tab separates terms; every other forbidden character is refused.
+    return re.compile(f"[{_forbidden_class(_JOINERS + chr(9) + chr(13))}]")
+
+
+@cache
+def _block_pattern() -> re.Pattern[str]:
+    # A block of lines: tabs, line ends and carriage returns are white space there.
+    return re.compile(f"[{_forbidden_class(_JOINERS + chr(9) + chr(10) + chr(13))}]")
+
+
+def block_is_clean(text: str) -> bool:
+    """No line of ``text`` holds a forbidden character (one scan for a whole block; a
+    carriage return is white space, as at a CRLF line end)."""
+    return _block_pattern().search(text) is None
+
+
+@cache
+def term_pattern() -> str:
+    """A JSON Schema ``pattern`` for a term (documentation: clients and schemathesis see what
+    :func:`normalize_term` accepts): at least one character that is not white space, and
+    none of the forbidden ones of the Basic Multilingual Plane (``\\uXXXX`` escapes, read
+    alike by ECMA, Python and Rust regular expressions)."""
+    bmp = _forbidden_ranges(0xFFFF)
+    return f"^[^{bmp}]*[^\\s{bmp}][^{bmp}]*$"
+
+
+@cache
+def text_pattern() -> str:
+    """``pattern`` of a label, pseudonym or cluster label: none of the forbidden characters."""
+    return f"^[^{_forbidden_ranges(0xFFFF)}]*$"
+
+
+def _forbidden_ranges(top: int) -> str:
+    out = []
+    for a, b in _ranges(_JOINERS):
+        if a > top:
+            break
+        b = min(b, top)
+        out.append(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}")
+    return "".join(out)
+
+
+def describe(char: str) -> str:
+    """``U+200B (ZERO WIDTH SPACE)``: how an error names a character."""
+    name = unicodedata.name(char, "")
+    if not name:
+        name = "a lone surrogate" if 0xD800 <= ord(char) <= 0xDFFF else "a control character"
+    return f"U+{ord(char):04X} ({name})"
+
+
+def bad_character(text: str) -> int | None:
+    """Index of the first character a term may not hold, or ``None``."""
+    match = _term_pattern().search(text)
+    return None if match is None else match.start()
+
+
+def text_line_check(line: str) -> int | None:
+    """Index of the first character a text line may not hold (tabs and carriage returns
+    are white space)."""
+    match = _line_pattern().search(line)
+    return None if match is None else match.start()
+
+
+def _fault(where: dict[str, int], message: str, **details: object) -> InvalidCorpus:
+    name, value = next(iter(where.items()))
+    return InvalidCorpus(f"{name} {value}: {message}", {**where, **details})
+
+
+def normalize_term(raw: str, where: dict[str, int], field: str = "terms") -> str:
+    """The canonical spelling of ``raw`` (trimmed, NFC); :class:`InvalidCorpus` naming
+    ``where`` (``{"line": n}`` or ``{"item": i}``) for an empty, too long or unprintable term.
+    """
+    index = bad_character(raw)
+    if index is not None:
+        raise _fault(where, f"term {raw[:40]!r} contains {describe(raw[index])}",
+                     field=field, column=index + 1)
+    term = unicodedata.normalize("NFC", raw.strip())
+    if not term:
+        raise _fault(where, "empty term", field=field)
+    if len(term) > MAX_TERM_LENGTH:
+        raise _fault(where, f"term longer than {MAX_TERM_LENGTH} characters", field=field,
+                     length=len(term))
+    return term
+
+
+def normalize_private_terms(raw: Iterable[str], mode: PrivateMatch, *,
+                            field: str = "private_terms") -> list[str]:
+    """Normalised private terms in their given order, without repeats; two spellings of one
+    term under ``mode`` are refused (which one is meant would be a guess)."""
+    seen: dict[str, tuple[int, str]] = {}
+    out: list[str] = []
+    for i, value in enumerate(raw):
+        term = normalize_term(value, {"item": i}, field)
+        key = fold(term) if mode == "casefold" else term
+        if key in seen:
+            first, spelling = seen[key]
+            if spelling == term:
+                continue
+            raise InvalidCorpus(
+                f"item {i}: private term {term!r} is the same term as {spelling!r} (item "
+                f"{first}) under private_match {mode!r}",
+                {"item": i, "field": field, "same_as": first},
+            )
+        seen[key] = (i, term)
+        out.append(term)
+    return out
+
+
+def fold(term: str) -> str:
+    """NFKC case fold without joiners: what two spellings of one word have in common."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", term).casefold())
+    return folded.translate({ord(c): None for c in _JOINERS}).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class FoldWarning:
+    """A term that folds onto a private term: merged into it (casefold) or kept apart."""
+
+    term: str
+    private_term: str
+    treated_as: Literal["private", "public"]
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": "term_folds_onto_private_term", "term": self.term,
+                "private_term": self.private_term, "treated_as": self.treated_as}
+
+
+class PrivateMatcher:
+    """Maps each term to the private term it names, if any (``private_match`` of a series)."""
+
+    def __init__(self, private_terms: Iterable[str], mode: PrivateMatch) -> None:
+        self.mode = mode
+        self._exact = frozenset(private_terms)
+        self._folded: dict[str, str] = {}
+        for term in sorted(self._exact):
+            self._folded.setdefault(fold(term), term)
+
+    def canonical_private(self, extra: Iterable[str]) -> list[str]:
+        """Extra private terms of a release, written as the series' spelling when they
+        name one of its private terms (casefold)."""
+        out = []
+        for term in extra:
+            out.append(self._folded.get(fold(term), term) if self.mode == "casefold" else term)
+        return sorted(set(out))
+
+    def remap(self, terms: Sequence[str]) -> tuple[list[str], list[FoldWarning]]:
+        """``terms`` (a corpus' dictionary) with every spelling of a private term replaced
+        by that private term (casefold), and a warning for every spelling that folds onto a
+        private term without being it."""
+        out = list(terms)
+        warnings: list[FoldWarning] = []
+        for i, term in enumerate(terms):
+            if term in self._exact:
+                continue
+            private = self._folded.get(fold(term))
+            if private is None:
+                continue
+            if self.mode == "casefold":
+                out[i] = private
+                warnings.append(FoldWarning(term, private, "private"))
+            else:
+                warnings.append(FoldWarning(term, private, "public"))
+        return out, warnings
