@@ -18,6 +18,7 @@ from app.observability import configure_logging, logger
 from app.runtime import Runtime, set_runtime
 from app.services.auth import ensure_admin_token
 from app.services.identity import resolve_secret
+from app.services.renderings import configure_memory
 from app.settings import Settings, get_settings
 
 __all__ = ["create_app", "start_runtime"]
@@ -28,6 +29,7 @@ _log = logger("serialpub.api")
 async def start_runtime(settings: Settings) -> Runtime:
     """Open the database, resolve the secret, make the admin token a key."""
     db = Database(resolve_database_url(settings), pool_size=settings.db_pool_size)
+    configure_memory(settings.render_cache_bytes)
     async with db.session() as session:
         secret = await resolve_secret(session, settings.secret)
         if settings.admin_token:
