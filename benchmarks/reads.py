@@ -61,13 +61,15 @@ def build_publication(n_rows: int, release_no: int = 1) -> Any:
     return Publication(release=release, ledger=ledger)
 
 
-async def store(url: str, series: str, n_rows: int) -> float:
-    """Store a synthetic release of ``n_rows`` as the next release of ``series``; seconds."""
+async def store(url: str, series: str, n_rows: int) -> tuple[float, float]:
+    """Store a synthetic release of ``n_rows`` as the next release of ``series`` and render
+    it, in one transaction as a publication job does; seconds of each."""
     from sqlalchemy import select
     from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 
     from app.db.models import Series
     from app.db.repositories.release_store import store_publication
+    from app.services.renderings import store_release_documents
 
     publication = build_publication(n_rows)
     engine = create_async_engine(url)
@@ -76,10 +78,13 @@ async def store(url: str, series: str, n_rows: int) -> float:
             model = await session.scalar(select(Series).where(Series.name == series))
             assert model is not None
             started = time.perf_counter()
-            await store_publication(session, series_id=model.id, method=model.method,
-                                    params={"r_th": 2.0, "cluster_size": 10},
-                                    publication=publication, job_id=None)
-        return time.perf_counter() - started
+            release = await store_publication(session, series_id=model.id,
+                                              method=model.method,
+                                              params={"r_th": 2.0, "cluster_size": 10},
+                                              publication=publication, job_id=None)
+            stored = time.perf_counter()
+            await store_release_documents(session, series, release, publication.release)
+        return stored - started, time.perf_counter() - stored
     finally:
         await engine.dispose()
 
@@ -163,9 +168,10 @@ def report(r: dict[str, Any], args: argparse.Namespace) -> str:
     return "\n".join([
         f"`python -m benchmarks.reads --server-workers {args.server_workers} --duration "
         f"{args.duration} --big-rows {args.big_rows}` on {os.cpu_count()} cores, "
-        f"{args.server_workers} uvicorn process(es), embedded PostgreSQL on the same machine; "
-        f"store seconds: 10k {r['store_small_s']:.2f}, {args.big_rows:,} rows "
-        f"{r['store_big_s']:.2f}.",
+        f"{args.server_workers} uvicorn process(es), embedded PostgreSQL on the same machine. "
+        f"Storing (COPY) / rendering (JSON + NDJSON, gzip) seconds: 10k "
+        f"{r['store_small_s'][0]:.2f} / {r['store_small_s'][1]:.2f}, {args.big_rows:,} rows "
+        f"{r['store_big_s'][0]:.2f} / {r['store_big_s'][1]:.2f}.",
         "",
         f"wrk, 2 threads, 50 connections, {args.duration} s, GET of the 10,000-row release "
         f"({r['small_bytes'] / 1024:,.0f} KiB JSON, {r['small_gzip_bytes'] / 1024:,.0f} KiB "

@@ -23,18 +23,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.core.model import PublishedRelease
 from app.db.engine import Database
 from app.db.models import Release, Series
+from app.db.repositories.reads import chunks, release_document_meta
 from app.db.repositories.releases import ReleaseRepository
 from app.db.repositories.renderings import (
     DocumentMeta,
     find_document,
     find_release_document,
     insert_document,
-    read_chunks,
 )
 from app.errors import NotFound
 from app.io.public import release_header
 from app.io.rendering import CHUNK_BYTES, gunzip, render_document, render_release
 from app.services import releases, risk
+from app.services.series import get_series
 
 __all__ = ["Document", "RELEASE_KEYS", "configure_memory", "clear_render_cache",
            "store_release_documents", "release_document", "risk_document", "stream_document"]
@@ -133,18 +134,26 @@ async def _stored(session: AsyncSession, release_id: int, key: str) -> DocumentM
     return meta
 
 
-async def release_document(session: AsyncSession, db: Database, series: Series,
-                           release_no: int, fmt: str) -> Document:
-    """The stored rendering of a release (rendered now if it predates renderings); 404."""
+async def release_document(db: Database, series_id: int, series_name: str, release_no: int,
+                           fmt: str) -> Document:
+    """The stored rendering of a release (rendered now if it predates renderings); 404.
+
+    The hot path: metadata and bytes from this process' memory, else one statement each on
+    an autocommit connection; a session only for a release never read before.
+    """
     key = RELEASE_KEYS[fmt]
-    cache_key = (series.id, release_no, key)
-    meta = _MEMORY.meta(cache_key) or await find_release_document(
-        session, series.id, release_no, key)
+    cache_key = (series_id, release_no, key)
+    meta = _MEMORY.meta(cache_key)
     if meta is None:
-        await releases.get_release_model(session, series, release_no)  # 404 before rendering
+        async with db.read_connection() as conn:
+            meta = await release_document_meta(conn, series_id, release_no, key)
+    if meta is None:
+        async with db.session() as session:
+            series = await get_series(session, series_name)
+            await releases.get_release_model(session, series, release_no)  # 404 first
         meta = await _render_missing(db, series, release_no, key)
     _MEMORY.remember(cache_key, meta)
-    return await _with_bytes(session, meta)
+    return await _with_bytes(db, meta)
 
 
 async def _render_missing(db: Database, series: Series, release_no: int,
@@ -163,13 +172,14 @@ async def _render_missing(db: Database, series: Series, release_no: int,
     return metas[list(RELEASE_KEYS.values()).index(key)]
 
 
-async def _with_bytes(session: AsyncSession, meta: DocumentMeta) -> Document:
+async def _with_bytes(db: Database, meta: DocumentMeta) -> Document:
     held = _MEMORY.get(meta.id)
     if held is not None:
         return Document(meta, *held)
     if not _MEMORY.holds(meta):
         return Document(meta)
-    gzip = b"".join(await read_chunks(session, meta.id, 0, meta.n_chunks - 1))
+    async with db.read_connection() as conn:
+        gzip = b"".join(await chunks(conn, meta.id, 0, meta.n_chunks - 1))
     identity = (await asyncio.to_thread(gunzip, gzip) if len(gzip) > _THREAD_BYTES
                 else gunzip(gzip))
     _MEMORY.put(meta.id, gzip, identity)
@@ -180,7 +190,7 @@ def risk_key(n_releases: int, r_th: float, sees_private: bool) -> str:
     return f"risk/{n_releases}/{float(r_th)!r}/{'private' if sees_private else 'public'}"
 
 
-async def risk_document(session: AsyncSession, series: Series, release_no: int,
+async def risk_document(session: AsyncSession, db: Database, series: Series, release_no: int,
                         r_th: float | None, sees_private: bool) -> Document:
     """The risk summary of a release as of now, computed once per number of releases."""
     repo = ReleaseRepository(session)
@@ -198,16 +208,22 @@ async def risk_document(session: AsyncSession, series: Series, release_no: int,
         # published in between must not be filed under the older count.
         key = risk_key(n_releases, threshold, sees_private)
         rendered = render_document(summary.model_dump(mode="json"))
-        meta = (await insert_document(session, model.id, key, rendered, CHUNK_BYTES)
-                or await _stored(session, model.id, key))
-    return await _with_bytes(session, meta)
+        meta = await insert_document(session, model.id, key, rendered, CHUNK_BYTES)
+        if meta is not None:
+            # Not committed yet (the request's transaction): served from what was rendered.
+            gzip = rendered.gzip
+            identity = gunzip(gzip)
+            _MEMORY.put(meta.id, gzip, identity)
+            return Document(meta, gzip, identity)
+        meta = await _stored(session, model.id, key)
+    return await _with_bytes(db, meta)
 
 
 async def _chunk(db: Database, document_id: int, seq: int) -> bytes:
-    # A session per chunk: a slow client must not hold a pooled connection for the
+    # A connection per chunk: a slow client must not hold a pooled connection for the
     # whole transfer.
-    async with db.session() as session:
-        (data,) = await read_chunks(session, document_id, seq, seq)
+    async with db.read_connection() as conn:
+        (data,) = await chunks(conn, document_id, seq, seq)
     return data
 
 

@@ -8,10 +8,16 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from app.api.deps import PrincipalDep, RuntimeDep, SessionDep, StandalonePrincipalDep
+from app.api.deps import (
+    PrincipalDep,
+    ReaderDep,
+    RuntimeDep,
+    SessionDep,
+    StandalonePrincipalDep,
+)
 from app.api.openapi import RELEASE_BODY
 from app.api.representation import DOCUMENT_RESPONSES, IMMUTABLE, document_response
-from app.errors import PayloadTooLarge, Unprocessable
+from app.errors import NotFound, PayloadTooLarge, Unprocessable
 from app.runtime import Runtime
 from app.schemas.errors import error_responses
 from app.schemas.jobs import JobOut
@@ -113,13 +119,14 @@ _READ_RESPONSES: dict[int | str, dict[str, Any]] = {
 @router.get("/{release_no}", summary="A published release (public view)",
             responses=_READ_RESPONSES)
 async def read_release(
-    name: str, release_no: int, request: Request, principal: PrincipalDep,
-    session: SessionDep, runtime: RuntimeDep,
+    name: str, release_no: int, request: Request, reader: ReaderDep, runtime: RuntimeDep,
     format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
+    principal, series_id = reader
     _can_read(principal, name)  # before any byte is sent, 304s included
-    series = await get_series(session, name)
-    document = await renderings.release_document(session, runtime.db, series, release_no,
+    if series_id is None:
+        raise NotFound(f"no series {name!r}", {"series": name})
+    document = await renderings.release_document(runtime.db, series_id, name, release_no,
                                                  format)
     return document_response(request, runtime.db, document, IMMUTABLE)
 
@@ -127,11 +134,10 @@ async def read_release(
 @router.head("/{release_no}", summary="A published release's headers (size, ETag)",
              responses=_READ_RESPONSES)
 async def head_release(
-    name: str, release_no: int, request: Request, principal: PrincipalDep,
-    session: SessionDep, runtime: RuntimeDep,
+    name: str, release_no: int, request: Request, reader: ReaderDep, runtime: RuntimeDep,
     format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
-    return await read_release(name, release_no, request, principal, session, runtime, format)
+    return await read_release(name, release_no, request, reader, runtime, format)
 
 
 def _can_read(principal: Principal, name: str) -> None:

@@ -34,7 +34,7 @@ async def release_risk(name: str, release_no: int, request: Request, principal: 
                        r_th: RThQuery = None) -> Response:
     principal.require("auditor")  # before any byte is sent, 304s included
     series = await get_series(session, name)
-    document = await renderings.risk_document(session, series, release_no, r_th,
+    document = await renderings.risk_document(session, runtime.db, series, release_no, r_th,
                                               principal.sees_private)
     return document_response(request, runtime.db, document, REVALIDATE)
 
