@@ -82,9 +82,10 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
         return max(size - int(last), 0), size - 1
     if last and not last.isdigit():
         return None
-    start, end = int(first), int(last) if last else size - 1
-    if end < start:
+    start = int(first)
+    if last and int(last) < start:  # invalid: ignored, as RFC 9110 14.1.1 says
         return None
+    end = int(last) if last else size - 1
     if start >= size:
         raise ValueError("range starts past the end")
     return start, min(end, size - 1)
