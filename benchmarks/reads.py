@@ -61,7 +61,7 @@ def build_publication(n_rows: int, release_no: int = 1) -> Any:
     return Publication(release=release, ledger=ledger)
 
 
-async def store(url: str, series: str, n_rows: int) -> tuple[float, float]:
+async def store(url: str, series: str, n_rows: int, render: bool = True) -> tuple[float, float]:
     """Store a synthetic release of ``n_rows`` as the next release of ``series`` and render
     it, in one transaction as a publication job does; seconds of each."""
     from sqlalchemy import select
@@ -83,7 +83,8 @@ async def store(url: str, series: str, n_rows: int) -> tuple[float, float]:
                                               params={"r_th": 2.0, "cluster_size": 10},
                                               publication=publication, job_id=None)
             stored = time.perf_counter()
-            await store_release_documents(session, series, release, publication.release)
+            if render:
+                await store_release_documents(session, series, release, publication.release)
         return stored - started, time.perf_counter() - stored
     finally:
         await engine.dispose()
@@ -123,7 +124,7 @@ def curl(url: str, headers: dict[str, str]) -> dict[str, float]:
 
 async def _setup(base: str, url: str, big_rows: int) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=base, timeout=600) as client:
-        for name in ("reads-10k", "reads-big"):
+        for name in ("reads-10k", "reads-big", "reads-legacy"):
             response = await client.post("/v1/series", headers=ADMIN, json={
                 "name": name, "method": "sanony", "private_terms": ["p1", "p9"],
                 "params": {"r_th": 2, "cluster_size": 10}})
@@ -133,8 +134,15 @@ async def _setup(base: str, url: str, big_rows: int) -> dict[str, Any]:
             response = await client.post("/v1/keys", headers=ADMIN, json={"role": role})
             response.raise_for_status()
             keys[role] = {"Authorization": f"Bearer {response.json()['key']}"}
+    await store(url, "reads-legacy", big_rows, render=False)
     return {"keys": keys, "store_small_s": await store(url, "reads-10k", 10_000),
             "store_big_s": await store(url, "reads-big", big_rows)}
+
+
+def _etag(url: str, headers: dict[str, str]) -> str:
+    response = httpx.head(url, headers=headers)
+    response.raise_for_status()
+    return response.headers.get("etag", '"none"')
 
 
 def measure(base: str, setup: dict[str, Any], duration: int) -> dict[str, Any]:
@@ -147,6 +155,10 @@ def measure(base: str, setup: dict[str, Any], duration: int) -> dict[str, Any]:
     result["wrk_identity"] = wrk(small, analyst, connections=50, duration=duration)
     result["wrk_gzip"] = wrk(small, {**analyst, "Accept-Encoding": "gzip"}, connections=50,
                              duration=duration)
+    result["wrk_304"] = wrk(small, {**analyst, "If-None-Match": _etag(small, analyst)},
+                            connections=50, duration=duration)
+    # The floor of this machine at this moment: the same load on a route that does nothing.
+    result["wrk_healthz"] = wrk(f"{base}/healthz", {}, connections=50, duration=duration)
     result["big_first"] = curl(big, analyst)
     result["big_again"] = curl(big, analyst)
     result["big_gzip"] = curl(big, {**analyst, "Accept-Encoding": "gzip"})
@@ -181,6 +193,8 @@ def report(r: dict[str, Any], args: argparse.Namespace) -> str:
         "|---|---:|---:|---:|---:|",
         row("JSON, identity", r["wrk_identity"]),
         row("JSON, Accept-Encoding: gzip", r["wrk_gzip"]),
+        row("If-None-Match: 304", r["wrk_304"]),
+        row("`/healthz` (no key, no work: the floor)", r["wrk_healthz"]),
         "",
         f"curl, one GET at a time, the {args.big_rows:,}-row release and its risk summary:",
         "",
@@ -192,6 +206,7 @@ def report(r: dict[str, Any], args: argparse.Namespace) -> str:
         get("NDJSON", r["big_ndjson"]),
         get("risk summary, first", r["risk_first"]),
         get("risk summary, again", r["risk_again"]),
+        get("JSON, rendered on first read (no stored rendering)", r["big_lazy"]),
         "",
     ])
 
@@ -203,6 +218,10 @@ async def _run(args: argparse.Namespace, data_dir: str) -> tuple[dict[str, Any],
     with server(data_dir, url, args.server_log, args.server_workers) as base:
         setup = await _setup(base, url, args.big_rows)
         result = await asyncio.to_thread(measure, base, setup, args.duration)
+        # The alternative to rendering at publication: a release stored without its
+        # renderings (as before they existed) is rendered by its first read.
+        result["big_lazy"] = await asyncio.to_thread(
+            curl, f"{base}/v1/series/reads-legacy/releases/1", setup["keys"]["analyst"])
     result.update(store_small_s=setup["store_small_s"], store_big_s=setup["store_big_s"])
     return result, report(result, args)
 

@@ -179,7 +179,10 @@ async def _with_bytes(db: Database, meta: DocumentMeta) -> Document:
     if not _MEMORY.holds(meta):
         return Document(meta)
     async with db.read_connection() as conn:
-        gzip = b"".join(await chunks(conn, meta.id, 0, meta.n_chunks - 1))
+        parts = await chunks(conn, meta.id, 0, meta.n_chunks - 1)
+    if len(parts) != meta.n_chunks:
+        raise _gone(meta)
+    gzip = b"".join(parts)
     identity = (await asyncio.to_thread(gunzip, gzip) if len(gzip) > _THREAD_BYTES
                 else gunzip(gzip))
     _MEMORY.put(meta.id, gzip, identity)
@@ -219,12 +222,19 @@ async def risk_document(session: AsyncSession, db: Database, series: Series, rel
     return await _with_bytes(db, meta)
 
 
-async def _chunk(db: Database, document_id: int, seq: int) -> bytes:
+async def _chunk(db: Database, meta: DocumentMeta, seq: int) -> bytes:
     # A connection per chunk: a slow client must not hold a pooled connection for the
     # whole transfer.
     async with db.read_connection() as conn:
-        (data,) = await chunks(conn, document_id, seq, seq)
-    return data
+        found = await chunks(conn, meta.id, seq, seq)
+    if len(found) != 1:
+        raise _gone(meta)
+    return found[0]
+
+
+def _gone(meta: DocumentMeta) -> NotFound:
+    # Only if its release was deleted after this process remembered the document.
+    return NotFound("the document's stored bytes are gone", {"document": meta.id})
 
 
 async def stream_document(db: Database, meta: DocumentMeta, gzip: bool, start: int,
@@ -234,7 +244,7 @@ async def stream_document(db: Database, meta: DocumentMeta, gzip: bool, start: i
     size = meta.chunk_bytes
     if gzip:
         for seq in range(start // size, end // size + 1):
-            data, base = await _chunk(db, meta.id, seq), seq * size
+            data, base = await _chunk(db, meta, seq), seq * size
             yield data[max(start - base, 0): end + 1 - base]
         return
     inflater = zlib.decompressobj(31)
@@ -242,7 +252,7 @@ async def stream_document(db: Database, meta: DocumentMeta, gzip: bool, start: i
     for seq in range(meta.n_chunks):
         if position > end:
             break
-        data = await asyncio.to_thread(inflater.decompress, await _chunk(db, meta.id, seq))
+        data = await asyncio.to_thread(inflater.decompress, await _chunk(db, meta, seq))
         base, position = position, position + len(data)
         if position > start:
             yield data[max(start - base, 0): end + 1 - base]
