@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,6 +30,7 @@ from app.db.repositories.renderings import (
     find_document,
     find_release_document,
     insert_document,
+    releases_without,
 )
 from app.errors import NotFound
 from app.io.public import release_header
@@ -38,7 +39,8 @@ from app.services import releases, risk
 from app.services.series import get_series
 
 __all__ = ["Document", "RELEASE_KEYS", "configure_memory", "clear_render_cache",
-           "store_release_documents", "release_document", "risk_document", "stream_document"]
+           "store_release_documents", "release_document", "risk_document", "stream_document",
+           "render_missing"]
 
 RELEASE_KEYS = {"json": "release.json", "ndjson": "release.ndjson"}
 #: Above this many bytes, gunzip in a worker thread rather than on the event loop.
@@ -170,6 +172,22 @@ async def _render_missing(db: Database, series: Series, release_no: int,
             model, release = await releases.get_release(session, series, release_no)
             metas = await store_release_documents(session, series.name, model, release)
     return metas[list(RELEASE_KEYS.values()).index(key)]
+
+
+async def render_missing(db: Database, echo: Callable[[str], object] = print) -> int:
+    """Render every release stored before renderings existed (``serialpub render``), each in
+    a transaction of its own; returns how many. Reads would otherwise render each on first
+    request, and the first reader of a large release would wait for it."""
+    async with db.session() as session:
+        missing = await releases_without(session, RELEASE_KEYS["json"])
+    for series_id, release_no in missing:
+        async with db.session() as session:
+            series = await session.get(Series, series_id)
+            assert series is not None, "releases reference their series"
+            model, release = await releases.get_release(session, series, release_no)
+            await store_release_documents(session, series.name, model, release)
+        echo(f"rendered {series.name} release {release_no} ({model.n_rows:,} rows)")
+    return len(missing)
 
 
 async def _with_bytes(db: Database, meta: DocumentMeta) -> Document:

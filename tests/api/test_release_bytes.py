@@ -19,7 +19,12 @@ from app.db.repositories.release_load import load_releases
 from app.db.repositories.renderings import insert_document
 from app.io.public import release_header
 from app.io.rendering import gunzip, render_document, render_release
-from app.services.renderings import clear_render_cache, configure_memory, stream_document
+from app.services.renderings import (
+    clear_render_cache,
+    configure_memory,
+    render_missing,
+    stream_document,
+)
 from tests.api.conftest import ADMIN, create_key, create_series
 from tests.api.paper import body
 
@@ -282,3 +287,22 @@ async def test_risk_summary_is_stored_per_number_of_releases(client: httpx.Async
     assert keys == ["risk/1/2.0/private", "risk/2/2.0/private", "risk/2/3.0/private"]
     analyst = await create_key(client, "analyst")
     assert (await client.get(url, headers={**analyst, "If-None-Match": "*"})).status_code == 403
+
+
+async def test_render_command_fills_releases_stored_before_renderings(
+        client: httpx.AsyncClient, database_url: str) -> None:
+    analyst = await _publish(client, releases=2)
+    before = (await client.get(URL, headers={**analyst, **IDENTITY})).content
+    with psycopg.connect(libpq_url(database_url), autocommit=True) as conn:
+        conn.execute("DELETE FROM rendered_documents")
+    clear_render_cache()
+    lines: list[str] = []
+    db = client.app.state.runtime.db  # type: ignore[attr-defined]
+    assert await render_missing(db, lines.append) == 2
+    assert lines == ["rendered prison-health release 1 (6 rows)",
+                     "rendered prison-health release 2 (8 rows)"]
+    assert await render_missing(db, lines.append) == 0
+    with psycopg.connect(libpq_url(database_url)) as conn:
+        (count,) = conn.execute("SELECT count(*) FROM rendered_documents").fetchone() or (0,)
+    assert count == 4
+    assert (await client.get(URL, headers={**analyst, **IDENTITY})).content == before

@@ -13,7 +13,7 @@ from app.db.raw import driver_connection
 from app.io.rendering import Rendered
 
 __all__ = ["DocumentMeta", "find_document", "find_release_document", "insert_document",
-           "read_chunks"]
+           "read_chunks", "releases_without"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,3 +87,15 @@ async def read_chunks(session: AsyncSession, document_id: int, first: int,
         .order_by(RenderedChunk.seq)
     )
     return [bytes(data) for (data,) in rows]
+
+
+async def releases_without(session: AsyncSession, key: str) -> list[tuple[int, int]]:
+    """``(series_id, release_no)`` of every release with no document ``key``, oldest first."""
+    missing = (
+        select(Release.series_id, Release.release_no)
+        .outerjoin(RenderedDocument, (RenderedDocument.release_id == Release.id)
+                   & (RenderedDocument.key == key))
+        .where(RenderedDocument.id.is_(None))
+        .order_by(Release.id)
+    )
+    return [(series_id, release_no) for series_id, release_no in await session.execute(missing)]
