@@ -102,6 +102,7 @@ class _Memory:
 
 _MEMORY = _Memory()
 _LOCKS: dict[tuple[int, int], asyncio.Lock] = {}
+_LOADING: dict[int, asyncio.Task[tuple[bytes, bytes]]] = {}
 
 
 def configure_memory(max_bytes: int) -> None:
@@ -196,6 +197,21 @@ async def _with_bytes(db: Database, meta: DocumentMeta) -> Document:
         return Document(meta, *held)
     if not _MEMORY.holds(meta):
         return Document(meta)
+    # Concurrent first readers of one document share one read and one inflation (after a
+    # restart, fifty of them would otherwise each hold a copy).
+    task = _LOADING.get(meta.id)
+    if task is None:
+        task = asyncio.get_running_loop().create_task(_load(db, meta))
+        _LOADING[meta.id] = task
+        task.add_done_callback(lambda _: _LOADING.pop(meta.id, None))
+        # Its waiters get any error; this only keeps asyncio from reporting it as lost when
+        # every waiter was cancelled (clients gone).
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+    gzip, identity = await asyncio.shield(task)
+    return Document(meta, gzip, identity)
+
+
+async def _load(db: Database, meta: DocumentMeta) -> tuple[bytes, bytes]:
     async with db.read_connection() as conn:
         parts = await chunks(conn, meta.id, 0, meta.n_chunks - 1)
     if len(parts) != meta.n_chunks:
@@ -204,7 +220,7 @@ async def _with_bytes(db: Database, meta: DocumentMeta) -> Document:
     identity = (await asyncio.to_thread(gunzip, gzip) if len(gzip) > _THREAD_BYTES
                 else gunzip(gzip))
     _MEMORY.put(meta.id, gzip, identity)
-    return Document(meta, gzip, identity)
+    return gzip, identity
 
 
 def risk_key(n_releases: int, r_th: float, sees_private: bool) -> str:
