@@ -126,6 +126,26 @@ def create_key(
 
 
 @cli.command()
+def render() -> None:
+    """Render (JSON, NDJSON, gzip) the stored releases that have no renderings yet: those
+    published before migration 0004_reads. Reads would render each on its first request."""
+    from app.db.engine import Database
+    from app.services.renderings import render_missing
+
+    url = _database_url()
+    _migrate(url)
+    db = Database(url, pool_size=2)
+
+    async def run() -> int:
+        try:
+            return await render_missing(db, typer.echo)
+        finally:
+            await db.dispose()
+
+    typer.echo(f"{asyncio.run(run())} release(s) rendered")
+
+
+@cli.command()
 def demo(years: Annotated[int, typer.Option(min=1, max=10)] = 3) -> None:
     """Publish a few generated yearly snapshots end to end and print each step."""
     from app.services.demo import run_demo

@@ -42,6 +42,13 @@ class Settings(BaseSettings):
     wait_timeout_s: float = Field(900.0, alias="SERIALPUB_WAIT_TIMEOUT", gt=0)
     job_max_attempts: int = Field(3, alias="SERIALPUB_JOB_MAX_ATTEMPTS", ge=1)
     stalled_after_s: float = Field(30.0, alias="SERIALPUB_STALLED_AFTER", gt=0)
+    #: Per process: rendered releases and risk summaries held in memory (gzip and identity
+    #: bytes); a document above an eighth of it is streamed from PostgreSQL instead.
+    render_cache_bytes: int = Field(256 * 1024 * 1024, alias="SERIALPUB_RENDER_CACHE_BYTES",
+                                    ge=0)
+    #: Seconds a reader's key and series stay trusted without a query (0: ask every time); a
+    #: revoked key can still read releases that long through other server processes.
+    read_auth_cache_s: float = Field(1.0, alias="SERIALPUB_READ_AUTH_CACHE_SECONDS", ge=0)
     db_pool_size: int = Field(10, alias="SERIALPUB_DB_POOL_SIZE", ge=1)
     log_format: Literal["console", "json"] = Field("console", alias="SERIALPUB_LOG_FORMAT")
     log_level: str = Field("INFO", alias="SERIALPUB_LOG_LEVEL")

@@ -10,15 +10,18 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.runtime import Runtime
-from app.services.auth import Principal, authenticate
+from app.services.auth import Principal, authenticate, authenticate_reader
 
 __all__ = ["ReleaseNo", "RuntimeDep", "SessionDep", "PrincipalDep", "StandalonePrincipalDep",
-           "get_runtime", "get_session", "get_principal", "get_principal_standalone"]
+           "ReaderDep", "get_runtime", "get_session", "get_principal", "get_principal_standalone",
+           "get_reader"]
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer KEY`")
 
 
-def get_runtime(request: Request) -> Runtime:
+async def get_runtime(request: Request) -> Runtime:
+    # async: FastAPI runs a plain ``def`` dependency in its thread pool, a hand-off per
+    # request that showed in the read path's tail latency.
     runtime: Runtime = request.app.state.runtime
     return runtime
 
@@ -55,7 +58,15 @@ async def get_principal_standalone(runtime: RuntimeDep, credentials: Credentials
         return await authenticate(session, _header(credentials))
 
 
+async def get_reader(runtime: RuntimeDep, credentials: Credentials,
+                     name: str) -> tuple[Principal, int | None]:
+    """The caller's key and the id of series ``name`` (``None``: none), in one statement and
+    no session: for the routes that serve stored bytes."""
+    return await authenticate_reader(runtime.db, _header(credentials), name)
+
+
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+ReaderDep = Annotated[tuple[Principal, int | None], Depends(get_reader)]
 StandalonePrincipalDep = Annotated[Principal, Depends(get_principal_standalone)]
 
 #: A release number as the database holds it (int4): larger ones answered 500 from PostgreSQL.

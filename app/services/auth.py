@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import secrets
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,12 +13,14 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.base import utcnow
+from app.db.engine import Database
 from app.db.models import ApiKey
 from app.db.repositories.keys import KeyRepository
+from app.db.repositories.reads import key_and_series
 from app.errors import Forbidden, NotFound, Unauthorized, Unprocessable
 
 __all__ = ["Principal", "ROLES", "hash_key", "create_key", "revoke_key", "authenticate",
-           "ensure_admin_token", "list_keys"]
+           "authenticate_reader", "configure_reader_cache", "ensure_admin_token", "list_keys"]
 
 ROLES = ("admin", "publisher", "analyst", "auditor")
 
@@ -58,14 +62,102 @@ class Principal:
         return self.series is None or self.series == name
 
 
-async def authenticate(session: AsyncSession, authorization: str | None) -> Principal:
+def _presented_hash(authorization: str | None) -> str:
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("missing API key: send 'Authorization: Bearer KEY'")
-    key = await KeyRepository(session).by_hash(hash_key(token.strip()))
+    return hash_key(token.strip())
+
+
+async def authenticate(session: AsyncSession, authorization: str | None) -> Principal:
+    key = await KeyRepository(session).by_hash(_presented_hash(authorization))
     if key is None:
         raise Unauthorized("unknown or revoked API key")
     return Principal(key.id, key.role, key.series_name)
+
+
+_Lookup = asyncio.Task[tuple[Principal, int | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Reader:
+    expires: float
+    principal: Principal
+    series_id: int
+
+
+class _ReaderCache:
+    """Recently authenticated readers, trusted for ``ttl`` seconds: the read path's only
+    query costs more than serving the bytes. An entry past half its life is refreshed in the
+    background by one task, so hot keys never wait for the database (when every request in
+    flight missed at once, their queries queued on the pool and made the p99). A revocation
+    clears this process' entries at once; other processes stop accepting the key within
+    ``ttl`` (0 disables the cache)."""
+
+    def __init__(self, ttl: float = 1.0, max_items: int = 10_000) -> None:
+        self.ttl = ttl
+        self.max_items = max_items
+        self._items: dict[tuple[str, str], _Reader] = {}
+        self._pending: dict[tuple[str, str], _Lookup] = {}
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    async def get(self, db: Database, key: tuple[str, str]) -> tuple[Principal, int | None]:
+        found = self._items.get(key)
+        now = time.monotonic()
+        if found is not None and found.expires > now:
+            if found.expires - now < self.ttl / 2 and key not in self._pending:
+                self._start(db, key)
+            return found.principal, found.series_id
+        # Concurrent misses of one key share one query.
+        task = self._pending.get(key) or self._start(db, key)
+        return await asyncio.shield(task)
+
+    def _start(self, db: Database, key: tuple[str, str]) -> _Lookup:
+        task = asyncio.get_running_loop().create_task(self._lookup(db, key))
+        self._pending[key] = task
+        task.add_done_callback(lambda _: self._pending.pop(key, None))
+        task.add_done_callback(_ignore_failure)
+        return task
+
+    async def _lookup(self, db: Database, key: tuple[str, str]) -> tuple[Principal, int | None]:
+        started = time.monotonic()
+        async with db.read_connection() as conn:
+            found = await key_and_series(conn, key[0], key[1])
+        if found is None:
+            self._items.pop(key, None)
+            raise Unauthorized("unknown or revoked API key")
+        principal = Principal(found.key_id, found.role, found.key_series)
+        # A missing series is never remembered: one created meanwhile must be found.
+        if found.series_id is not None and self.ttl > 0:
+            if len(self._items) >= self.max_items:
+                self._items.clear()
+            self._items[key] = _Reader(started + self.ttl, principal, found.series_id)
+        return principal, found.series_id
+
+
+def _ignore_failure(task: _Lookup) -> None:
+    # Awaiting callers get the error; a background refresh that fails leaves the entry to
+    # expire, and the next miss queries again and reports the error to its caller.
+    if not task.cancelled():
+        task.exception()
+
+
+_READERS = _ReaderCache()
+
+
+def configure_reader_cache(ttl: float) -> None:
+    _READERS.ttl = ttl
+    _READERS.clear()
+
+
+async def authenticate_reader(db: Database, authorization: str | None,
+                              series_name: str) -> tuple[Principal, int | None]:
+    """The caller (401 as :func:`authenticate`) and the named series' id (``None``: no such
+    series), in one statement outside any transaction, or from the short-lived cache of
+    readers."""
+    return await _READERS.get(db, (_presented_hash(authorization), series_name))
 
 
 async def create_key(
@@ -92,6 +184,7 @@ async def revoke_key(session: AsyncSession, key_id: uuid.UUID) -> None:
         raise NotFound(f"no key {key_id}", {"id": str(key_id)})
     key.revoked_at = utcnow()
     await session.flush()
+    _READERS.clear()
 
 
 async def ensure_admin_token(session: AsyncSession, token: str) -> None:

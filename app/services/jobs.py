@@ -40,6 +40,7 @@ from app.runtime import Runtime
 from app.services.history import load_history
 from app.services.payload import decode_corpus, publication_input
 from app.services.progress import ProgressTracker, flush_progress, write_progress
+from app.services.renderings import store_release_documents
 from app.services.series import effective_params
 
 __all__ = ["run_job"]
@@ -150,6 +151,8 @@ async def _store(session: AsyncSession, series: Series, job: Job, publication: P
     model = await store_publication(session, series_id=series.id, method=series.method,
                             params=effective_params(series).for_method(series.method),
                             publication=publication, job_id=job.id)
+    # Rendered in the publication's transaction: no release is ever without its bytes.
+    await store_release_documents(session, series.name, model, release)
     if publication.statistics_update:
         await append_statistics(session, series.id, release.release_no,
                                 publication.statistics_update)

@@ -34,8 +34,8 @@ from app.services.history import load_public_releases
 from app.services.identity import individual_key
 from app.services.series import effective_params
 
-__all__ = ["assess", "risk_summary", "release_risk", "series_risk", "risk_rows", "cover",
-           "statistics", "clear_risk_cache"]
+__all__ = ["assess", "risk_summary", "release_risk", "release_risk_as_of", "series_risk",
+           "risk_rows", "cover", "statistics", "clear_risk_cache"]
 
 _CACHE: OrderedDict[tuple[int, int, int, float], ReleaseRisk] = OrderedDict()
 _CACHE_SIZE = 64
@@ -122,6 +122,16 @@ async def release_risk(session: AsyncSession, series: Series, release_no: int,
     cf, public = await counterfeits_for(session, models[i], releases[i], sees_private)
     return risk_summary(risk, releases[i], cf, public,
                         await suppressed_for(session, models[i], sees_private))
+
+
+async def release_risk_as_of(session: AsyncSession, series: Series, release_no: int,
+                             r_th: float, sees_private: bool) -> tuple[int, RiskSummary]:
+    """The risk summary and the number of releases it counts (its cache key)."""
+    models, releases, i = await _release_index(session, series, release_no)
+    risk = await assess(series.id, releases, i, r_th)
+    cf, public = await counterfeits_for(session, models[i], releases[i], sees_private)
+    return len(models), risk_summary(risk, releases[i], cf, public,
+                                     await suppressed_for(session, models[i], sees_private))
 
 
 async def series_risk(session: AsyncSession, series: Series, r_th: float | None,

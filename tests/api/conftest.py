@@ -11,7 +11,7 @@ import pytest
 
 from app.api.main import start_runtime
 from app.db.repositories.release_load import RELEASE_CACHE
-from app.services.releases import clear_render_cache
+from app.services.renderings import clear_render_cache
 from app.services.risk import clear_risk_cache
 from app.settings import Settings
 from tests.support.database import truncate_all

@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 
 from app.api.deps import (
     PrincipalDep,
+    ReaderDep,
     ReleaseNo,
     RuntimeDep,
     SessionDep,
     StandalonePrincipalDep,
 )
 from app.api.openapi import RELEASE_BODY
-from app.errors import PayloadTooLarge, Unprocessable
+from app.api.representation import DOCUMENT_RESPONSES, IMMUTABLE, document_response
+from app.errors import NotFound, PayloadTooLarge, Unprocessable
 from app.runtime import Runtime
 from app.schemas.errors import error_responses
 from app.schemas.jobs import JobOut
 from app.schemas.releases import PublishResult, ReleaseListItem, ReleaseOut
 from app.schemas.terms import Term, Text
-from app.services import publishing, releases
+from app.services import publishing, releases, renderings
 from app.services.auth import Principal
 from app.services.ingest import Limits, read_corpus
 from app.services.risk import release_risk
@@ -120,24 +122,40 @@ async def list_releases(name: str, principal: PrincipalDep,
     return await releases.list_releases(session, await get_series(session, name))
 
 
-@router.get(
-    "/{release_no}", summary="A published release (public view)",
-    responses={200: {"model": ReleaseOut, "content": {"application/x-ndjson": {"example": (
+_FORMAT = Query(description="`ndjson`: a first line without `clusters`, then one cluster a line")
+_READ_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"model": ReleaseOut, "content": {"application/x-ndjson": {"example": (
         '{"series":"prison-health","release_no":2,"label":"2025","method":"sanony",'
         '"n_rows":6}\n{"cluster_id":"c1","rows":[["arson","theft"]],'
-        '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n')}}}},
-)
+        '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n')}},
+          "description": "The release as stored bytes: `ETag`, `Cache-Control: immutable`, "
+                         "gzip when `Accept-Encoding` allows it, `Range` supported"},
+    **DOCUMENT_RESPONSES,
+}
+
+
+@router.get("/{release_no}", summary="A published release (public view)",
+            responses=_READ_RESPONSES)
 async def read_release(
-    name: str, release_no: ReleaseNo, principal: PrincipalDep, session: SessionDep,
-    format: Literal["json", "ndjson"] = "json",  # noqa: A002 - the API's parameter name
+    name: str, release_no: ReleaseNo, request: Request, reader: ReaderDep, runtime: RuntimeDep,
+    format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
-    _can_read(principal, name)
-    series = await get_series(session, name)
-    model, release = await releases.get_release(session, series, release_no)
-    if format == "ndjson":
-        return StreamingResponse(releases.render_ndjson(series, model, release),
-                                 media_type="application/x-ndjson")
-    return Response(releases.render_json(series, model, release), media_type="application/json")
+    principal, series_id = reader
+    _can_read(principal, name)  # before any byte is sent, 304s included
+    if series_id is None:
+        raise NotFound(f"no series {name!r}", {"series": name})
+    document = await renderings.release_document(runtime.db, series_id, name, release_no,
+                                                 format)
+    return document_response(request, runtime.db, document, IMMUTABLE)
+
+
+@router.head("/{release_no}", summary="A published release's headers (size, ETag)",
+             responses=_READ_RESPONSES)
+async def head_release(
+    name: str, release_no: ReleaseNo, request: Request, reader: ReaderDep, runtime: RuntimeDep,
+    format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
+) -> Response:
+    return await read_release(name, release_no, request, reader, runtime, format)
 
 
 def _can_read(principal: Principal, name: str) -> None:

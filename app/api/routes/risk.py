@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request, Response
 
 from app.api.deps import PrincipalDep, ReleaseNo, RuntimeDep, SessionDep
+from app.api.representation import DOCUMENT_RESPONSES, REVALIDATE, document_response
 from app.schemas.errors import error_responses
 from app.schemas.risk import CoverEntryOut, RiskSummary, RowRiskPage, StatisticsOut
-from app.services import risk
+from app.services import renderings, risk
 from app.services.series import get_series
 
 router = APIRouter(prefix="/v1/series/{name}", tags=["risk"],
@@ -18,14 +19,33 @@ router = APIRouter(prefix="/v1/series/{name}", tags=["risk"],
 RThQuery = Annotated[float | None, Query(ge=1, description="Default: the series' r_th")]
 
 
-@router.get("/releases/{release_no}/risk", response_model=RiskSummary,
+_RISK_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"model": RiskSummary,
+          "description": "Stored bytes per number of releases of the series: `ETag`, "
+                         "`Cache-Control: no-cache` (it changes when releases are published)"},
+    **DOCUMENT_RESPONSES,
+}
+
+
+@router.get("/releases/{release_no}/risk", responses=_RISK_RESPONSES,
             summary="Serial risk of a release's rows, counting every release published since")
-async def release_risk(name: str, release_no: ReleaseNo, principal: PrincipalDep,
-                       session: SessionDep, r_th: RThQuery = None) -> RiskSummary:
-    principal.require("auditor")
+async def release_risk(name: str, release_no: ReleaseNo, request: Request,
+                       principal: PrincipalDep, session: SessionDep, runtime: RuntimeDep,
+                       r_th: RThQuery = None) -> Response:
+    principal.require("auditor")  # before any byte is sent, 304s included
     principal.require_series(name)
     series = await get_series(session, name)
-    return await risk.release_risk(session, series, release_no, r_th, principal.sees_private)
+    document = await renderings.risk_document(session, runtime.db, series, release_no, r_th,
+                                              principal.sees_private)
+    return document_response(request, runtime.db, document, REVALIDATE)
+
+
+@router.head("/releases/{release_no}/risk", responses=_RISK_RESPONSES,
+             summary="The risk summary's headers (size, ETag)")
+async def head_release_risk(name: str, release_no: ReleaseNo, request: Request,
+                            principal: PrincipalDep, session: SessionDep, runtime: RuntimeDep,
+                            r_th: RThQuery = None) -> Response:
+    return await release_risk(name, release_no, request, principal, session, runtime, r_th)
 
 
 @router.get("/releases/{release_no}/risk/rows", response_model=RowRiskPage,

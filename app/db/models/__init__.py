@@ -10,6 +10,7 @@ from app.db.models.release import (
     ReleaseLedger,
     Term,
 )
+from app.db.models.rendering import RenderedChunk, RenderedDocument
 from app.db.models.series import Series
 from app.db.models.signatures import InvSignature
 from app.db.models.statistics import WongStatistic
@@ -26,6 +27,8 @@ __all__ = [
     "PublishedRow",
     "Release",
     "ReleaseLedger",
+    "RenderedChunk",
+    "RenderedDocument",
     "Series",
     "Term",
     "WongStatistic",

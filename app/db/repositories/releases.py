@@ -29,6 +29,12 @@ class ReleaseRepository:
             )
         )
 
+    async def count(self, series_id: int) -> int:
+        """Releases of the series (numbered 1..n without gaps, so also the latest number)."""
+        total = await self.session.scalar(
+            select(func.count()).select_from(Release).where(Release.series_id == series_id))
+        return int(total or 0)
+
     async def counterfeit_rows(self, release_id: int) -> int:
         """All counterfeit rows of a release (BP, FP1 and FP2: private)."""
         total = await self.session.scalar(
