@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -31,13 +32,27 @@ class Settings(BaseSettings):
     secret: str | None = Field(None, alias="SERIALPUB_SECRET")
     max_body_bytes: int = Field(256 * 1024 * 1024, alias="SERIALPUB_MAX_BODY_BYTES", gt=0)
     in_process_worker: bool = Field(True, alias="SERIALPUB_IN_PROCESS_WORKER")
-    worker_concurrency: int = Field(1, alias="SERIALPUB_WORKER_CONCURRENCY", ge=1)
+    #: Jobs (of different series) a worker runs at once; unset: one per CPU core.
+    worker_concurrency: int | None = Field(None, alias="SERIALPUB_WORKER_CONCURRENCY", ge=1)
+    #: Seconds a stopping worker lets running jobs finish before it requeues them.
+    shutdown_grace_s: float = Field(5.0, alias="SERIALPUB_SHUTDOWN_GRACE", ge=0)
     wait_timeout_s: float = Field(900.0, alias="SERIALPUB_WAIT_TIMEOUT", gt=0)
     job_max_attempts: int = Field(3, alias="SERIALPUB_JOB_MAX_ATTEMPTS", ge=1)
     stalled_after_s: float = Field(30.0, alias="SERIALPUB_STALLED_AFTER", gt=0)
     db_pool_size: int = Field(10, alias="SERIALPUB_DB_POOL_SIZE", ge=1)
     log_format: Literal["console", "json"] = Field("console", alias="SERIALPUB_LOG_FORMAT")
     log_level: str = Field("INFO", alias="SERIALPUB_LOG_LEVEL")
+
+    @property
+    def job_concurrency(self) -> int:
+        """``SERIALPUB_WORKER_CONCURRENCY``, else the CPU cores this process may use (two at
+        least: on one core the OS still shares time, so a small job never waits for a big one).
+        """
+        if self.worker_concurrency is not None:
+            return self.worker_concurrency
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+        return max(2, cores)
 
     @model_validator(mode="after")
     def _no_placeholders_in_production(self) -> Settings:

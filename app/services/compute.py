@@ -1,0 +1,107 @@
+"""The core's publication in a child process: series publish in parallel on every core, and a
+cancelled job stops at once.
+
+The core is pure Python: threads would share one interpreter lock, so two series "in
+parallel" would take turns, and a thread cannot be stopped. A child process per running job
+gives each job its own core, and killing it is an immediate, clean cancellation (the child
+writes nothing: the job's transaction is in the parent). The worker's concurrency bounds how
+many children exist at once.
+
+Linux forks (no import or pickling of the input: the child starts in milliseconds with the
+history already in memory); elsewhere the child is spawned. Progress and the result come back
+over a pipe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import multiprocessing.connection
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from app.core import errors as core_errors
+from app.core import pipeline
+from app.core.history import SeriesHistory
+from app.core.model import Publication, Transaction
+from app.core.params import PublishParams
+from app.core.progress import ProgressCallback
+
+__all__ = ["publish_isolated", "ComputeCrashed"]
+
+
+class ComputeCrashed(RuntimeError):
+    """The child process died without an answer (killed by the OS, out of memory)."""
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # fork is only safe enough on Linux (macOS system libraries break in forked children).
+    return multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+
+
+def _child(conn: multiprocessing.connection.Connection, method: str, history: SeriesHistory,
+           corpus: Sequence[Transaction], private_terms: frozenset[str],
+           params: PublishParams) -> None:
+    def progress(phase: str, fraction: float) -> None:
+        conn.send(("progress", phase, fraction))
+
+    try:
+        result = pipeline.publish(method, history, corpus, private_terms, params, progress)
+    except core_errors.CoreError as exc:
+        # Core errors pickle without their details (only ``args`` survive): send the parts.
+        conn.send(("core_error", type(exc).__name__, exc.message, exc.details))
+    except BaseException as exc:  # reported to the parent, which logs it with the job id
+        conn.send(("crash", f"{type(exc).__name__}: {exc}"))
+    else:
+        conn.send(("result", result))
+    finally:
+        conn.close()
+
+
+def _receive(conn: multiprocessing.connection.Connection,
+             progress: ProgressCallback | None) -> tuple[Any, ...]:
+    """Relay progress until the final message (runs in a thread: ``recv`` blocks)."""
+    while True:
+        try:
+            message: tuple[Any, ...] = conn.recv()
+        except (EOFError, OSError):
+            return ("crash", "the publication process exited without an answer")
+        if message[0] != "progress":
+            return message
+        if progress is not None:
+            progress(message[1], message[2])
+
+
+async def publish_isolated(method: str, history: SeriesHistory,
+                           corpus: Sequence[Transaction], private_terms: frozenset[str],
+                           params: PublishParams,
+                           progress: ProgressCallback | None = None) -> Publication:
+    """:func:`app.core.pipeline.publish` in a child process; cancelling kills the child."""
+    context = _context()
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(  # type: ignore[attr-defined]
+        target=_child, args=(sender, method, history, corpus, private_terms, params),
+        name=f"serialpub-publish-{method}", daemon=True,
+    )
+    process.start()
+    sender.close()  # the child holds the only writer: its exit ends our reads with EOF
+    receiving = asyncio.ensure_future(asyncio.to_thread(_receive, receiver, progress))
+    try:
+        message = await asyncio.shield(receiving)
+    finally:
+        # Cancelled (or done): kill the child, whose exit ends the reading thread with EOF;
+        # wait for both before closing the pipe under that thread.
+        if process.is_alive():
+            process.kill()
+        await asyncio.to_thread(process.join)
+        await asyncio.wait([receiving])
+        receiver.close()
+    kind = message[0]
+    if kind == "result":
+        publication: Publication = message[1]
+        return publication
+    if kind == "core_error":
+        error_type = getattr(core_errors, message[1], core_errors.CoreError)
+        raise error_type(message[2], message[3])
+    raise ComputeCrashed(message[1])
