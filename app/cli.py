@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -172,5 +174,16 @@ def _register_local_commands() -> None:
 _register_local_commands()
 
 
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (``docker stop``, systemd, ``kill``) ends the process like Ctrl-C does.
+
+    Python's default SIGTERM kills the process without ``atexit`` hooks: the embedded
+    PostgreSQL was never stopped. uvicorn and procrastinate catch SIGTERM while they run and
+    shut down gracefully; uvicorn then raises it again, and this handler makes it an exit.
+    """
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     cli()
