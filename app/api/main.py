@@ -30,8 +30,9 @@ async def start_runtime(settings: Settings) -> Runtime:
     db = Database(resolve_database_url(settings), pool_size=settings.db_pool_size)
     async with db.session() as session:
         secret = await resolve_secret(session, settings.secret)
-        if settings.admin_token:
-            await ensure_admin_token(session, settings.admin_token)
+        if settings.admin_token and not await ensure_admin_token(session, settings.admin_token):
+            _log.warning("SERIALPUB_ADMIN_TOKEN was revoked and stays revoked; set a new value "
+                         "to bootstrap an admin key")
     return Runtime(settings=settings, db=db, secret=secret)
 
 
