@@ -99,6 +99,43 @@ def worker(
     asyncio.run(run())
 
 
+@cli.command()
+def healthcheck(
+    worker: Annotated[bool, typer.Option(
+        "--worker", help="Check a worker (SERIALPUB_WORKER_HEARTBEAT_FILE), not the API")] = False,
+    url: Annotated[str, typer.Option(help="The API's readiness URL")] =
+        "http://127.0.0.1:8000/readyz",
+    max_age: Annotated[float, typer.Option(help="Worker: seconds since its last beat")] = 60.0,
+) -> None:
+    """Exit 0 when healthy (container health checks): the API's /readyz, or a worker's beat."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    if worker:
+        path = get_settings().worker_heartbeat_file
+        if path is None:
+            typer.echo("error: set SERIALPUB_WORKER_HEARTBEAT_FILE (the worker touches it)",
+                       err=True)
+            raise typer.Exit(2)
+        try:
+            age = time.time() - path.stat().st_mtime
+        except OSError:
+            typer.echo(f"unhealthy: {path} does not exist (worker not started?)", err=True)
+            raise typer.Exit(1) from None
+        if age > max_age:
+            typer.echo(f"unhealthy: last beat {age:.0f} s ago (> {max_age:.0f} s)", err=True)
+            raise typer.Exit(1)
+        typer.echo(f"healthy: last beat {age:.0f} s ago")
+        return
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            typer.echo(f"healthy: {url} answered {response.status}")
+    except (urllib.error.URLError, OSError) as exc:
+        typer.echo(f"unhealthy: {url}: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
 @cli.command("create-key")
 def create_key(
     role: Annotated[str, typer.Option(help="admin, publisher, analyst or auditor")],

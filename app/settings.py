@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
 __all__ = ["Settings", "get_settings"]
 
@@ -42,6 +43,13 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(10, alias="SERIALPUB_DB_POOL_SIZE", ge=1)
     log_format: Literal["console", "json"] = Field("console", alias="SERIALPUB_LOG_FORMAT")
     log_level: str = Field("INFO", alias="SERIALPUB_LOG_LEVEL")
+    #: A file ``serialpub worker`` touches while it is alive (``serialpub healthcheck --worker``).
+    worker_heartbeat_file: Path | None = Field(None, alias="SERIALPUB_WORKER_HEARTBEAT_FILE")
+    # Secrets as files (compose/Kubernetes secrets), never as literals in the environment.
+    secret_file: Path | None = Field(None, alias="SERIALPUB_SECRET_FILE")
+    admin_token_file: Path | None = Field(None, alias="SERIALPUB_ADMIN_TOKEN_FILE")
+    #: The password of ``DATABASE_URL``'s user, put into the URL (which then holds none).
+    database_password_file: Path | None = Field(None, alias="DATABASE_PASSWORD_FILE")
 
     @property
     def job_concurrency(self) -> int:
@@ -55,6 +63,25 @@ class Settings(BaseSettings):
         return max(2, cores)
 
     @model_validator(mode="after")
+    def _read_secret_files(self) -> Settings:
+        """``*_FILE`` settings: the value is the file's content (trailing newline dropped)."""
+        if self.secret_file is not None and self.secret is None:
+            self.secret = _read_secret(self.secret_file, "SERIALPUB_SECRET_FILE")
+        if self.admin_token_file is not None and self.admin_token is None:
+            self.admin_token = _read_secret(self.admin_token_file, "SERIALPUB_ADMIN_TOKEN_FILE")
+        if self.database_password_file is not None:
+            if not self.database_url:
+                raise ValueError("DATABASE_PASSWORD_FILE needs DATABASE_URL (user and host)")
+            password = _read_secret(self.database_password_file, "DATABASE_PASSWORD_FILE")
+            url = make_url(self.database_url)
+            if url.password is not None:
+                raise ValueError("DATABASE_URL holds a password and DATABASE_PASSWORD_FILE is "
+                                 "set: keep the password in the file only")
+            self.database_url = url.set(password=password).render_as_string(
+                hide_password=False)
+        return self
+
+    @model_validator(mode="after")
     def _no_placeholders_in_production(self) -> Settings:
         if self.environment != "production":
             return self
@@ -65,6 +92,16 @@ class Settings(BaseSettings):
         if self.database_url is None:
             raise ValueError("DATABASE_URL must be set in production (no embedded PostgreSQL)")
         return self
+
+
+def _read_secret(path: Path, name: str) -> str:
+    try:
+        value = path.read_text(encoding="utf-8").rstrip("\r\n")
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot read {path} ({exc.strerror})") from None
+    if not value:
+        raise ValueError(f"{name}: {path} is empty")
+    return value
 
 
 @lru_cache(maxsize=1)

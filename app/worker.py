@@ -15,9 +15,11 @@ import asyncio
 import contextlib
 import os
 import socket
+from pathlib import Path
 
 import procrastinate
 import procrastinate.exceptions
+import sqlalchemy
 from sqlalchemy import select
 
 from app.db.models import Job
@@ -97,6 +99,26 @@ async def _recovery_loop(app: procrastinate.App, runtime: Runtime) -> None:
         await asyncio.sleep(runtime.settings.stalled_after_s)
 
 
+#: Seconds between two touches of ``SERIALPUB_WORKER_HEARTBEAT_FILE``.
+LIVENESS_INTERVAL_S = 10.0
+
+
+async def _liveness_loop(runtime: Runtime, path: Path) -> None:
+    """Touch ``path`` while the event loop runs and the database answers.
+
+    A worker serves no HTTP; its container's health check (``serialpub healthcheck
+    --worker``) reads the file's age instead. A hung loop or a lost database lets it age.
+    """
+    while True:
+        try:
+            async with runtime.db.connect() as conn:
+                await conn.execute(sqlalchemy.text("SELECT 1"))
+            path.touch()
+        except Exception:  # the file ages and the check fails; the worker itself goes on
+            _log.exception("worker liveness check failed")
+        await asyncio.sleep(LIVENESS_INTERVAL_S)
+
+
 async def run_worker(runtime: Runtime, *, install_signal_handlers: bool = False,
                      wait: bool = True) -> None:
     """Run jobs until cancelled (or, with ``wait=False``, until the queue is empty)."""
@@ -107,6 +129,10 @@ async def run_worker(runtime: Runtime, *, install_signal_handlers: bool = False,
     await requeue_dead_here(runtime)
     async with open_queue(runtime.db.url, max_size=concurrency + 3) as app:
         recovery = asyncio.create_task(_recovery_loop(app, runtime))
+        side = [recovery]
+        if settings.worker_heartbeat_file is not None:
+            side.append(asyncio.create_task(
+                _liveness_loop(runtime, settings.worker_heartbeat_file)))
         try:
             await app.run_worker_async(
                 queues=[QUEUE_NAME],
@@ -123,6 +149,7 @@ async def run_worker(runtime: Runtime, *, install_signal_handlers: bool = False,
                 shutdown_graceful_timeout=settings.shutdown_grace_s,
             )
         finally:
-            recovery.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await recovery
+            for task in side:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
