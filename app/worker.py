@@ -26,6 +26,7 @@ from app.db.models import Job
 from app.db.raw import driver_connection
 from app.observability import logger
 from app.runtime import Runtime
+from app.services.compute import preload
 from app.services.jobs import note_interruption
 from app.services.processes import is_dead_here
 from app.tasks import QUEUE_NAME, open_queue, publish_release
@@ -127,6 +128,7 @@ async def run_worker(runtime: Runtime, *, install_signal_handlers: bool = False,
     concurrency = settings.job_concurrency
     # Before the first fetch: a restart takes its crashed predecessor's jobs back first.
     await requeue_dead_here(runtime)
+    await asyncio.to_thread(preload)
     async with open_queue(runtime.db.url, max_size=concurrency + 3) as app:
         recovery = asyncio.create_task(_recovery_loop(app, runtime))
         side = [recovery]
