@@ -7,9 +7,12 @@ gives each job its own core, and killing it is an immediate, clean cancellation 
 writes nothing: the job's transaction is in the parent). The worker's concurrency bounds how
 many children exist at once.
 
-Linux forks (no import or pickling of the input: the child starts in milliseconds with the
-history already in memory); elsewhere the child is spawned. Progress and the result come back
-over a pipe.
+Children come from a fork server on Linux: a clean, single-threaded process that imported the
+core once, forked per job in milliseconds; the input is pickled to it. Forking the worker
+itself would be quicker still but unsafe: its other threads (risk computations, blocking
+reads) may hold a lock at that instant, and the child would wait for it for ever (a job stuck
+in ``running`` with a healthy heartbeat). Elsewhere children are spawned. Progress and the
+result come back over a pipe.
 """
 
 from __future__ import annotations
@@ -31,8 +34,9 @@ from app.core.progress import ProgressCallback
 
 __all__ = ["publish_isolated", "preload", "ComputeCrashed"]
 
-#: The methods' modules, which :mod:`app.core.pipeline` imports on first use. Imported once in
-#: the worker before it forks, each child starts with them (0.4 s saved per job for Sanony).
+#: The methods' modules, which :mod:`app.core.pipeline` imports on first use: imported once by
+#: the fork server (or the worker, when it forks), each child starts with them (0.4 s saved
+#: per job for Sanony).
 _METHOD_MODULES = ("app.core.sanony", "app.core.wong", "app.core.kanony", "app.core.scomp",
                    "app.core.inv")
 
@@ -47,9 +51,17 @@ class ComputeCrashed(RuntimeError):
     """The child process died without an answer (killed by the OS, out of memory)."""
 
 
+#: How children start. Tests that put a stand-in for the core in place set ``"fork"``, so that
+#: the child runs it.
+START_METHOD = "forkserver" if sys.platform == "linux" else "spawn"
+
+
 def _context() -> multiprocessing.context.BaseContext:
-    # fork is only safe enough on Linux (macOS system libraries break in forked children).
-    return multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    context = multiprocessing.get_context(START_METHOD)
+    if START_METHOD == "forkserver":
+        # Takes effect when the server starts (first job): it imports these once.
+        context.set_forkserver_preload(["app.core.pipeline", *_METHOD_MODULES])  # type: ignore[attr-defined]
+    return context
 
 
 def _child(conn: multiprocessing.connection.Connection, method: str, history: SeriesHistory,
