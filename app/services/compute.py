@@ -21,6 +21,7 @@ import asyncio
 import importlib
 import multiprocessing
 import multiprocessing.connection
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -70,6 +71,11 @@ def _child(conn: multiprocessing.connection.Connection, method: str, history: Se
     def progress(phase: str, fraction: float) -> None:
         conn.send(("progress", phase, fraction))
 
+    # Ctrl-C and systemd's stop signal the whole process group: the worker decides (it lets the
+    # job finish within its grace, then kills this child and requeues the job); a child that
+    # died here would fail the job instead.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         result = pipeline.publish(method, history, corpus, private_terms, params, progress)
     except core_errors.CoreError as exc:
