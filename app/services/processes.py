@@ -4,6 +4,9 @@ A job records the host, the pid and the pid's start time of the process running 
 crash, a restart on the same host finds its predecessor's jobs at once: the pid is gone, or
 belongs to another process (containers restart as pid 1 again, so the start time decides).
 Jobs of other hosts are left to the heartbeat (``SERIALPUB_STALLED_AFTER``).
+
+"Host" is the host name and the pid namespace: containers that share a host name (host
+networking, a fixed ``hostname:``) but not their pids must never judge each other's pids.
 """
 
 from __future__ import annotations
@@ -37,14 +40,22 @@ def _started(pid: int) -> float | None:
         return -1.0
 
 
+def _host() -> str:
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]" on Linux
+    except OSError:
+        return socket.gethostname()
+    return f"{socket.gethostname()}/{namespace}"
+
+
 def current_process() -> ProcessIdentity:
     pid = os.getpid()
-    return ProcessIdentity(socket.gethostname(), pid, _started(pid) or 0.0)
+    return ProcessIdentity(_host(), pid, _started(pid) or 0.0)
 
 
 def is_dead_here(host: str | None, pid: int | None, started: float | None) -> bool:
     """``True`` only when that process ran on this host and is certainly gone."""
-    if host is None or pid is None or started is None or host != socket.gethostname():
+    if host is None or pid is None or started is None or host != _host():
         return False
     now_started = _started(pid)
     if now_started is None:

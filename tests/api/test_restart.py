@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
 
@@ -26,11 +25,12 @@ def _dead_process() -> tuple[int, float]:
 
 
 async def _job_of_a_crashed_process(client: httpx.AsyncClient, pid: int,
-                                    started: float) -> str:
+                                    started: float, host: str | None = None) -> str:
     """A job 'running' on this host in ``pid``, whose worker's heartbeat is still fresh."""
     from app.db.raw import driver_connection
     from app.services.auth import authenticate
     from app.services.ingest import read_corpus
+    from app.services.processes import current_process
     from app.services.publishing import create_job
     from app.services.series import get_series
 
@@ -45,7 +45,8 @@ async def _job_of_a_crashed_process(client: httpx.AsyncClient, pid: int,
         principal = await authenticate(session, "Bearer test-admin-token")
         job, _ = await create_job(session, principal, series, corpus, runtime.secret, None)
         job.status, job.attempts = "running", 1
-        job.worker_host, job.worker_pid, job.worker_started = socket.gethostname(), pid, started
+        job.worker_host = host or current_process().host
+        job.worker_pid, job.worker_started = pid, started
         conn = await driver_connection(session)
         cur = await conn.execute(
             "INSERT INTO procrastinate_workers (last_heartbeat) VALUES (now()) RETURNING id")
@@ -79,6 +80,24 @@ async def test_restart_requeues_its_own_jobs_at_once_and_the_job_says_so(
     assert done["attempts"] == 2
     assert [i["reason"] for i in done["interruptions"]] == ["worker_restarted"]
     assert done["interruptions"][0]["attempt"] == 1
+
+
+async def test_a_dead_pid_of_another_pid_namespace_is_not_judged(
+    client: httpx.AsyncClient
+) -> None:
+    """Same host name, another pid namespace (a container on host networking): left to the
+    heartbeat, never requeued on the strength of a pid that means nothing here."""
+    from app.services.processes import current_process
+    from app.worker import requeue_dead_here
+
+    await create_series(client)
+    name = current_process().host.split("/")[0]
+    job_id = await _job_of_a_crashed_process(client, *_dead_process(),
+                                             host=f"{name}/pid:[1]")
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    assert await requeue_dead_here(runtime) == 0
+    auditor = await create_key(client, "auditor")
+    await wait_job(client, job_id, auditor)  # the stalled-job recovery takes it later
 
 
 async def test_a_live_process_keeps_its_jobs(client: httpx.AsyncClient) -> None:
