@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
+import sqlalchemy.exc
 import typer
 
 from app.settings import get_settings
@@ -96,6 +99,43 @@ def worker(
     asyncio.run(run())
 
 
+@cli.command()
+def healthcheck(
+    worker: Annotated[bool, typer.Option(
+        "--worker", help="Check a worker (SERIALPUB_WORKER_HEARTBEAT_FILE), not the API")] = False,
+    url: Annotated[str, typer.Option(help="The API's readiness URL")] =
+        "http://127.0.0.1:8000/readyz",
+    max_age: Annotated[float, typer.Option(help="Worker: seconds since its last beat")] = 60.0,
+) -> None:
+    """Exit 0 when healthy (container health checks): the API's /readyz, or a worker's beat."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    if worker:
+        path = get_settings().worker_heartbeat_file
+        if path is None:
+            typer.echo("error: set SERIALPUB_WORKER_HEARTBEAT_FILE (the worker touches it)",
+                       err=True)
+            raise typer.Exit(2)
+        try:
+            age = time.time() - path.stat().st_mtime
+        except OSError:
+            typer.echo(f"unhealthy: {path} does not exist (worker not started?)", err=True)
+            raise typer.Exit(1) from None
+        if age > max_age:
+            typer.echo(f"unhealthy: last beat {age:.0f} s ago (> {max_age:.0f} s)", err=True)
+            raise typer.Exit(1)
+        typer.echo(f"healthy: last beat {age:.0f} s ago")
+        return
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            typer.echo(f"healthy: {url} answered {response.status}")
+    except (urllib.error.URLError, OSError) as exc:
+        typer.echo(f"unhealthy: {url}: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
 @cli.command("create-key")
 def create_key(
     role: Annotated[str, typer.Option(help="admin, publisher, analyst or auditor")],
@@ -108,7 +148,7 @@ def create_key(
     from app.errors import AppError
     from app.services.auth import create_key as create
 
-    db = Database(_database_url(), pool_size=1)
+    db = Database(_existing_database_url(), pool_size=1)
 
     async def run() -> str:
         try:
@@ -123,6 +163,41 @@ def create_key(
     except AppError as exc:
         typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(2) from None
+    except sqlalchemy.exc.ProgrammingError:
+        # The tables are missing: a database this service never migrated.
+        typer.echo("error: the database has no Serialpub tables; run 'serialpub migrate' (or "
+                   "'serialpub serve') with the same DATABASE_URL / SERIALPUB_DATA_DIR first",
+                   err=True)
+        raise typer.Exit(2) from None
+    except (OSError, sqlalchemy.exc.OperationalError) as exc:
+        typer.echo(f"error: cannot reach the database ({type(exc).__name__}); check "
+                   "DATABASE_URL", err=True)
+        raise typer.Exit(2) from None
+
+
+def _existing_database_url() -> str:
+    """The database ``serve`` uses, never a new empty one.
+
+    With ``DATABASE_URL`` unset, ``serve`` keeps its embedded database in
+    ``SERIALPUB_DATA_DIR`` (default ``./.serialpub``). Run from elsewhere (a subdirectory, a
+    second terminal), look for ``.serialpub`` in the parent directories as git does; if there
+    is none, say in one line what to set instead of creating an empty database.
+    """
+    settings = get_settings()
+    if settings.database_url:
+        return _database_url()
+    explicit = "SERIALPUB_DATA_DIR" in os.environ
+    candidates = [settings.data_dir] if explicit else [
+        directory / ".serialpub" for directory in (Path.cwd(), *Path.cwd().parents)]
+    for data_dir in candidates:
+        if (data_dir / "pg" / "PG_VERSION").exists():
+            os.environ["SERIALPUB_DATA_DIR"] = str(data_dir.resolve())
+            get_settings.cache_clear()
+            return _database_url()
+    where = settings.data_dir.resolve() if explicit else f"{Path.cwd()} or its parents"
+    typer.echo(f"error: no Serialpub database in {where}: run this where 'serialpub serve' "
+               "runs, or set SERIALPUB_DATA_DIR (its data directory) or DATABASE_URL", err=True)
+    raise typer.Exit(2)
 
 
 @cli.command()
@@ -148,10 +223,14 @@ def render() -> None:
 @cli.command()
 def demo(years: Annotated[int, typer.Option(min=1, max=10)] = 3) -> None:
     """Publish a few generated yearly snapshots end to end and print each step."""
-    from app.services.demo import run_demo
+    from app.services.demo import DemoError, run_demo
 
     _migrate(_database_url())
-    asyncio.run(run_demo(get_settings(), typer.echo, years))
+    try:
+        asyncio.run(run_demo(get_settings(), typer.echo, years))
+    except DemoError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
 
 
 @cli.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -166,12 +245,23 @@ def bench(ctx: typer.Context) -> None:
     try:
         evaluate = importlib.import_module("benchmarks.evaluate")
     except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] == "matplotlib":
+            typer.echo("error: serialpub bench draws its figures with matplotlib, which the "
+                       "runtime does not install: pip install -e '.[bench]'", err=True)
+            raise typer.Exit(2) from None
         if exc.name not in ("benchmarks", "benchmarks.evaluate"):
             raise
         typer.echo("benchmarks.evaluate is not available (run from the repository root)",
                    err=True)
         raise typer.Exit(2) from None
-    result = evaluate.main(ctx.args) if ctx.args else evaluate.main()
+    try:
+        result = evaluate.main(ctx.args) if ctx.args else evaluate.main()
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "matplotlib":
+            raise
+        typer.echo("error: serialpub bench draws its figures with matplotlib, which the runtime "
+                   "does not install: pip install -e '.[bench]'", err=True)
+        raise typer.Exit(2) from None
     raise typer.Exit(int(result or 0))
 
 
@@ -194,5 +284,16 @@ def _register_local_commands() -> None:
 _register_local_commands()
 
 
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (``docker stop``, systemd, ``kill``) ends the process like Ctrl-C does.
+
+    Python's default SIGTERM kills the process without ``atexit`` hooks: the embedded
+    PostgreSQL was never stopped. uvicorn and procrastinate catch SIGTERM while they run and
+    shut down gracefully; uvicorn then raises it again, and this handler makes it an exit.
+    """
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     cli()

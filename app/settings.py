@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
 __all__ = ["Settings", "get_settings"]
 
@@ -38,7 +40,10 @@ class Settings(BaseSettings):
     max_distinct_terms: int = Field(200_000, alias="SERIALPUB_MAX_DISTINCT_TERMS", gt=0)
     max_terms_per_release: int = Field(20_000_000, alias="SERIALPUB_MAX_TERMS_PER_RELEASE", gt=0)
     in_process_worker: bool = Field(True, alias="SERIALPUB_IN_PROCESS_WORKER")
-    worker_concurrency: int = Field(1, alias="SERIALPUB_WORKER_CONCURRENCY", ge=1)
+    #: Jobs (of different series) a worker runs at once; unset: one per CPU core.
+    worker_concurrency: int | None = Field(None, alias="SERIALPUB_WORKER_CONCURRENCY", ge=1)
+    #: Seconds a stopping worker lets running jobs finish before it requeues them.
+    shutdown_grace_s: float = Field(5.0, alias="SERIALPUB_SHUTDOWN_GRACE", ge=0)
     wait_timeout_s: float = Field(900.0, alias="SERIALPUB_WAIT_TIMEOUT", gt=0)
     job_max_attempts: int = Field(3, alias="SERIALPUB_JOB_MAX_ATTEMPTS", ge=1)
     stalled_after_s: float = Field(30.0, alias="SERIALPUB_STALLED_AFTER", gt=0)
@@ -52,6 +57,43 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(10, alias="SERIALPUB_DB_POOL_SIZE", ge=1)
     log_format: Literal["console", "json"] = Field("console", alias="SERIALPUB_LOG_FORMAT")
     log_level: str = Field("INFO", alias="SERIALPUB_LOG_LEVEL")
+    #: A file ``serialpub worker`` touches while it is alive (``serialpub healthcheck --worker``).
+    worker_heartbeat_file: Path | None = Field(None, alias="SERIALPUB_WORKER_HEARTBEAT_FILE")
+    # Secrets as files (compose/Kubernetes secrets), never as literals in the environment.
+    secret_file: Path | None = Field(None, alias="SERIALPUB_SECRET_FILE")
+    admin_token_file: Path | None = Field(None, alias="SERIALPUB_ADMIN_TOKEN_FILE")
+    #: The password of ``DATABASE_URL``'s user, put into the URL (which then holds none).
+    database_password_file: Path | None = Field(None, alias="DATABASE_PASSWORD_FILE")
+
+    @property
+    def job_concurrency(self) -> int:
+        """``SERIALPUB_WORKER_CONCURRENCY``, else the CPU cores this process may use (two at
+        least: on one core the OS still shares time, so a small job never waits for a big one).
+        """
+        if self.worker_concurrency is not None:
+            return self.worker_concurrency
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+        return max(2, cores)
+
+    @model_validator(mode="after")
+    def _read_secret_files(self) -> Settings:
+        """``*_FILE`` settings: the value is the file's content (trailing newline dropped)."""
+        if self.secret_file is not None and self.secret is None:
+            self.secret = _read_secret(self.secret_file, "SERIALPUB_SECRET_FILE")
+        if self.admin_token_file is not None and self.admin_token is None:
+            self.admin_token = _read_secret(self.admin_token_file, "SERIALPUB_ADMIN_TOKEN_FILE")
+        if self.database_password_file is not None:
+            if not self.database_url:
+                raise ValueError("DATABASE_PASSWORD_FILE needs DATABASE_URL (user and host)")
+            password = _read_secret(self.database_password_file, "DATABASE_PASSWORD_FILE")
+            url = make_url(self.database_url)
+            if url.password is not None:
+                raise ValueError("DATABASE_URL holds a password and DATABASE_PASSWORD_FILE is "
+                                 "set: keep the password in the file only")
+            self.database_url = url.set(password=password).render_as_string(
+                hide_password=False)
+        return self
 
     @model_validator(mode="after")
     def _no_placeholders_in_production(self) -> Settings:
@@ -64,6 +106,16 @@ class Settings(BaseSettings):
         if self.database_url is None:
             raise ValueError("DATABASE_URL must be set in production (no embedded PostgreSQL)")
         return self
+
+
+def _read_secret(path: Path, name: str) -> str:
+    try:
+        value = path.read_text(encoding="utf-8").rstrip("\r\n")
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot read {path} ({exc.strerror})") from None
+    if not value:
+        raise ValueError(f"{name}: {path} is empty")
+    return value
 
 
 @lru_cache(maxsize=1)

@@ -3,11 +3,14 @@ the runtime's database and call :func:`app.services.jobs.run_job` (Polar ``tasks
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
 
 import procrastinate
+import procrastinate.jobs
+import procrastinate.retry
 import psycopg
 
 from app.db.embedded import libpq_url
@@ -19,7 +22,22 @@ QUEUE_NAME = "publish"
 queue = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths=["app.tasks"])
 
 
-@queue.task(name="serialpub.publish_release", queue=QUEUE_NAME)
+class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
+    """Run a job again, at once, when a stopping worker cancelled it.
+
+    The task itself never raises for a failed publication (the job row records it), so a
+    cancellation is the only way out with an exception. A job its publisher cancelled
+    (``abort_requested``) is not run again: procrastinate fails it instead of retrying.
+    """
+
+    def get_retry_decision(self, *, exception: BaseException, job: procrastinate.jobs.Job
+                           ) -> procrastinate.retry.RetryDecision | None:
+        if isinstance(exception, asyncio.CancelledError):
+            return procrastinate.retry.RetryDecision(retry_in={"seconds": 0})
+        return None
+
+
+@queue.task(name="serialpub.publish_release", queue=QUEUE_NAME, retry=RequeueWhenStopped())
 async def publish_release(job_id: str) -> None:
     from app.runtime import current_runtime
     from app.services.jobs import run_job

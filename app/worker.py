@@ -1,7 +1,12 @@
 """The procrastinate worker: in-process (FastAPI lifespan) or ``serialpub worker``.
 
-Stalled jobs (running on a worker whose heartbeat stopped: a crash, a kill) are retried; the
-job itself counts its attempts and fails cleanly past ``SERIALPUB_JOB_MAX_ATTEMPTS``.
+Jobs of different series run at once (``SERIALPUB_WORKER_CONCURRENCY``, by default one per
+core); the procrastinate lock keeps each series one job at a time, in posting order.
+
+Jobs of a dead process are retried: at once when it ran on this host (a restart after a
+crash), else when its heartbeat is older than ``SERIALPUB_STALLED_AFTER``. The job itself
+counts its attempts and fails cleanly past ``SERIALPUB_JOB_MAX_ATTEMPTS``, and lists each
+interruption.
 """
 
 from __future__ import annotations
@@ -10,17 +15,23 @@ import asyncio
 import contextlib
 import os
 import socket
+from pathlib import Path
 
 import procrastinate
 import procrastinate.exceptions
-from sqlalchemy import update
+import sqlalchemy
+from sqlalchemy import select
 
 from app.db.models import Job
+from app.db.raw import driver_connection
 from app.observability import logger
 from app.runtime import Runtime
+from app.services.compute import preload
+from app.services.jobs import note_interruption
+from app.services.processes import is_dead_here
 from app.tasks import QUEUE_NAME, open_queue, publish_release
 
-__all__ = ["run_worker", "recover_stalled"]
+__all__ = ["run_worker", "recover_stalled", "requeue_dead_here"]
 
 _log = logger("serialpub.worker")
 
@@ -43,22 +54,70 @@ async def recover_stalled(app: procrastinate.App, runtime: Runtime) -> int:
             ids.append(job.id)
     if ids:
         async with runtime.db.session() as session:
-            await session.execute(
-                update(Job)
-                .where(Job.procrastinate_job_id.in_(ids), Job.status == "running")
-                .values(status="queued", phase=None, progress=0.0)
-            )
+            for job in await session.scalars(
+                select(Job).where(Job.procrastinate_job_id.in_(ids), Job.status == "running")
+                .with_for_update()
+            ):
+                note_interruption(job, "worker_stalled")
         _log.warning("requeued stalled jobs", procrastinate_ids=ids)
     return len(ids)
+
+
+async def requeue_dead_here(runtime: Runtime) -> int:
+    """Requeue, at once, the running jobs of processes of this host that are gone.
+
+    A restart after a crash (or a sibling process that died) needs no heartbeat to know: the
+    pid that ran the job no longer exists, or is another process.
+    """
+    async with runtime.db.session() as session:
+        running = (await session.scalars(
+            select(Job).where(Job.status == "running").with_for_update(skip_locked=True)
+        )).all()
+        dead = [job for job in running
+                if is_dead_here(job.worker_host, job.worker_pid, job.worker_started)]
+        if not dead:
+            return 0
+        conn = await driver_connection(session)
+        ids = [job.procrastinate_job_id for job in dead]
+        # Only procrastinate jobs still 'doing' (the stalled-job recovery may have been first).
+        await conn.execute(
+            "SELECT procrastinate_retry_job_v1(id, now(), NULL, NULL, NULL) "
+            "FROM procrastinate_jobs WHERE id = ANY(%s) AND status = 'doing'", (ids,))
+        for job in dead:
+            note_interruption(job, "worker_restarted")
+        _log.warning("requeued the jobs of a dead process of this host",
+                     jobs=[str(job.id) for job in dead])
+        return len(dead)
 
 
 async def _recovery_loop(app: procrastinate.App, runtime: Runtime) -> None:
     while True:
         try:
+            await requeue_dead_here(runtime)
             await recover_stalled(app, runtime)
         except Exception:  # a transient database error must not stop the worker
             _log.exception("stalled-job recovery failed")
         await asyncio.sleep(runtime.settings.stalled_after_s)
+
+
+#: Seconds between two touches of ``SERIALPUB_WORKER_HEARTBEAT_FILE``.
+LIVENESS_INTERVAL_S = 10.0
+
+
+async def _liveness_loop(runtime: Runtime, path: Path) -> None:
+    """Touch ``path`` while the event loop runs and the database answers.
+
+    A worker serves no HTTP; its container's health check (``serialpub healthcheck
+    --worker``) reads the file's age instead. A hung loop or a lost database lets it age.
+    """
+    while True:
+        try:
+            async with runtime.db.connect() as conn:
+                await conn.execute(sqlalchemy.text("SELECT 1"))
+            path.touch()
+        except Exception:  # the file ages and the check fails; the worker itself goes on
+            _log.exception("worker liveness check failed")
+        await asyncio.sleep(LIVENESS_INTERVAL_S)
 
 
 async def run_worker(runtime: Runtime, *, install_signal_handlers: bool = False,
@@ -66,13 +125,21 @@ async def run_worker(runtime: Runtime, *, install_signal_handlers: bool = False,
     """Run jobs until cancelled (or, with ``wait=False``, until the queue is empty)."""
     settings = runtime.settings
     name = f"{socket.gethostname()}-{os.getpid()}"
-    async with open_queue(runtime.db.url, max_size=settings.worker_concurrency + 3) as app:
+    concurrency = settings.job_concurrency
+    # Before the first fetch: a restart takes its crashed predecessor's jobs back first.
+    await requeue_dead_here(runtime)
+    await asyncio.to_thread(preload)
+    async with open_queue(runtime.db.url, max_size=concurrency + 3) as app:
         recovery = asyncio.create_task(_recovery_loop(app, runtime))
+        side = [recovery]
+        if settings.worker_heartbeat_file is not None:
+            side.append(asyncio.create_task(
+                _liveness_loop(runtime, settings.worker_heartbeat_file)))
         try:
             await app.run_worker_async(
                 queues=[QUEUE_NAME],
                 name=name,
-                concurrency=settings.worker_concurrency,
+                concurrency=concurrency,
                 wait=wait,
                 install_signal_handlers=install_signal_handlers,
                 fetch_job_polling_interval=1.0,
@@ -80,8 +147,11 @@ async def run_worker(runtime: Runtime, *, install_signal_handlers: bool = False,
                 update_heartbeat_interval=min(10.0, settings.stalled_after_s / 3),
                 stalled_worker_timeout=settings.stalled_after_s,
                 delete_jobs="successful",
+                # Then running jobs are cancelled and requeued (the task's retry strategy).
+                shutdown_graceful_timeout=settings.shutdown_grace_s,
             )
         finally:
-            recovery.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await recovery
+            for task in side:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task

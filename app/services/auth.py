@@ -187,11 +187,19 @@ async def revoke_key(session: AsyncSession, key_id: uuid.UUID) -> None:
     _READERS.clear()
 
 
-async def ensure_admin_token(session: AsyncSession, token: str) -> None:
-    """Make ``SERIALPUB_ADMIN_TOKEN`` a valid admin key (idempotent)."""
+async def ensure_admin_token(session: AsyncSession, token: str) -> bool:
+    """Make ``SERIALPUB_ADMIN_TOKEN`` an admin key, unless it was revoked; ``False`` then.
+
+    A revoked bootstrap token stays revoked across restarts: reviving it at every start would
+    undo the revocation of a leaked token. Set a new value to bootstrap again.
+    """
     key = await KeyRepository(session).by_hash(hash_key(token), include_revoked=True)
     if key is None:
         await create_key(session, "admin", None, value=token)
-    elif key.revoked_at is not None or key.role != "admin":
-        key.revoked_at, key.role, key.series_name = None, "admin", None
+        return True
+    if key.revoked_at is not None:
+        return False
+    if key.role != "admin":
+        key.role, key.series_name = "admin", None
         await session.flush()
+    return True

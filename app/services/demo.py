@@ -2,16 +2,25 @@
 
 Snapshots are made the SeGen way (SPEC section 10): each year keeps 40% of the previous one
 and adds fresh transactions, so the releases overlap and serial risk has something to do.
+
+The service runs in this process (uvicorn on a free loopback port) and the demo calls it with
+the standard library: it needs nothing beyond the runtime dependencies (``pip install -e .``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import random
+import socket
 import time
-from collections.abc import Callable
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import httpx
+import uvicorn
 
 from app.api.main import create_app
 from app.settings import Settings
@@ -41,27 +50,78 @@ def generate_snapshots(years: int = 3, size: int = 60, keep: float = 0.4,
     return snapshots
 
 
+class DemoError(RuntimeError):
+    """A step of the demo did not answer as expected (the message has the response)."""
+
+
+class _Client:
+    """Just enough of an HTTP client for the demo: JSON or text bodies, JSON answers."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+
+    def _send(self, method: str, url: str, headers: dict[str, str],
+              body: bytes | None) -> tuple[int, Any]:
+        request = urllib.request.Request(self.base_url + url, data=body, method=method,
+                                         headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=600) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    async def request(self, method: str, url: str, *, headers: dict[str, str],
+                      json_body: Any = None, content: str | None = None) -> tuple[int, Any]:
+        headers = dict(headers)
+        body = None
+        if json_body is not None:
+            body, headers["Content-Type"] = json.dumps(json_body).encode(), "application/json"
+        elif content is not None:
+            body = content.encode()
+        return await asyncio.to_thread(self._send, method, url, headers, body)
+
+
+@contextlib.asynccontextmanager
+async def _served(settings: Settings) -> AsyncIterator[str]:
+    """The service on a free loopback port, for the duration of the block; yields its URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning",
+                                           lifespan="on"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if serving.done():
+                serving.result()  # raises the startup error
+                raise DemoError("the service stopped while starting")
+            await asyncio.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
+
+
 async def run_demo(settings: Settings, say: Callable[[str], None], years: int = 3) -> None:
     """Create a series and keys, post ``years`` snapshots (``wait=true``), print each step."""
     token = settings.admin_token or "demo-admin-token-" + str(int(time.time()))
     settings = settings.model_copy(update={"admin_token": token, "in_process_worker": True})
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://demo",
-                                     timeout=600) as client:
-            await _steps(client, {"Authorization": f"Bearer {token}"}, say, years)
+    async with _served(settings) as base_url:
+        await _steps(_Client(base_url), {"Authorization": f"Bearer {token}"}, say, years)
 
 
-async def _call(client: httpx.AsyncClient, method: str, url: str, say: Callable[[str], None],
-                **kwargs: Any) -> Any:
-    response = await client.request(method, url, **kwargs)
-    say(f"{method} {url} -> {response.status_code}")
-    response.raise_for_status()
-    return response.json()
+async def _call(client: _Client, method: str, url: str, say: Callable[[str], None],
+                headers: dict[str, str], json: Any = None, content: str | None = None) -> Any:
+    status, body = await client.request(method, url, headers=headers, json_body=json,
+                                        content=content)
+    say(f"{method} {url} -> {status}")
+    if status >= 400:
+        raise DemoError(f"{method} {url} answered {status}: {body}")
+    return body
 
 
-async def _steps(client: httpx.AsyncClient, admin: dict[str, str], say: Callable[[str], None],
+async def _steps(client: _Client, admin: dict[str, str], say: Callable[[str], None],
                  years: int) -> None:
     name = f"demo-{int(time.time())}"
     series = await _call(client, "POST", "/v1/series", say, headers=admin, json={

@@ -1,8 +1,10 @@
 """Running a publication job (in the procrastinate worker).
 
-One transaction per job: take the series' advisory lock, load the history, compute, store
-the release numbered ``len(history) + 1``, mark the job succeeded, commit. A failure rolls
-all of it back and marks the job failed in a separate transaction: no partial release.
+One transaction per job: take the series' advisory lock, load the history, compute (in a child
+process, :mod:`app.services.compute`), store the release numbered ``len(history) + 1``, mark
+the job succeeded, commit. A failure rolls all of it back and marks the job failed in a
+separate transaction: no partial release. A cancellation (``DELETE /v1/jobs/{id}``, or the
+worker shutting down) does the same, then fails the job or puts it back in the queue.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import Any
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core import pipeline
 from app.core.errors import CoreError
 from app.core.model import Publication, PublishedRelease, Transaction
 from app.db.base import utcnow
@@ -37,15 +38,29 @@ from app.observability import (
     logger,
 )
 from app.runtime import Runtime
+from app.services.compute import publish_isolated
 from app.services.history import load_history
 from app.services.payload import decode_corpus, publication_input
+from app.services.processes import current_process
 from app.services.progress import ProgressTracker, flush_progress, write_progress
 from app.services.renderings import store_release_documents
 from app.services.series import effective_params
 
-__all__ = ["run_job"]
+__all__ = ["run_job", "note_interruption", "CANCELLED"]
 
 _log = logger("serialpub.jobs")
+
+#: The error of a job cancelled by ``DELETE /v1/jobs/{id}``.
+CANCELLED: dict[str, Any] = {"code": "job_cancelled", "message": "the job was cancelled",
+                             "details": {}}
+
+
+def note_interruption(job: Job, reason: str) -> None:
+    """Record that a run of ``job`` ended without a result, and put it back in the queue."""
+    # A new list: SQLAlchemy sees JSONB changes by assignment, not by in-place mutation.
+    job.interruptions = [*(job.interruptions or []),
+                         {"at": utcnow().isoformat(), "reason": reason, "attempt": job.attempts}]
+    job.status, job.phase, job.progress = "queued", None, 0.0
 
 
 async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
@@ -60,6 +75,10 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
                 stored = await _publish(session, runtime, job_id, tracker, flusher)
             # Committed: later jobs of this process find the release without loading it.
             RELEASE_CACHE.put(*stored)
+        except asyncio.CancelledError:
+            # The publication's transaction is rolled back; record why, whatever happens next.
+            await asyncio.shield(_interrupted(runtime, job_id, tracker))
+            raise
         except (CoreError, AppError) as exc:
             error = from_core(exc) if isinstance(exc, CoreError) else exc
             _log.info("job failed", code=error.code, message=error.message)
@@ -82,6 +101,10 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
         job = await repo.get(job_id, for_update=True)
         if job is None or job.status in ("succeeded", "failed"):
             return False
+        if job.cancel_requested_at is not None:
+            await repo.finish(job, "failed", error=CANCELLED)
+            JOBS.labels("cancelled").inc()
+            return False
         if job.attempts >= runtime.settings.job_max_attempts:
             await repo.finish(job, "failed", error={
                 "code": "job_interrupted",
@@ -91,6 +114,8 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
             return False
         job.attempts += 1
         job.status, job.started_at, job.phase, job.progress = "running", utcnow(), None, 0.0
+        me = current_process()
+        job.worker_host, job.worker_pid, job.worker_started = me.host, me.pid, me.started
         _log.info("job started", attempt=job.attempts)
         return True
 
@@ -115,8 +140,8 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     transactions, private_terms, warnings = await asyncio.to_thread(
         _prepare, payload, series, job.extra_private_terms)
     del payload
-    publication = await asyncio.to_thread(
-        pipeline.publish, series.method, history, transactions, private_terms,
+    publication = await publish_isolated(
+        series.method, history, transactions, private_terms,
         effective_params(series), tracker,
     )
     del transactions
@@ -172,6 +197,22 @@ async def _fail(runtime: Runtime, job_id: uuid.UUID, error: dict[str, Any],
         if job is not None and job.status not in ("succeeded", "failed"):
             await repo.finish(job, "failed", error=error, phase_seconds=tracker.close())
     JOBS.labels("failed").inc()
+
+
+async def _interrupted(runtime: Runtime, job_id: uuid.UUID, tracker: ProgressTracker) -> None:
+    """Fail a job its publisher cancelled; requeue one the worker's shutdown interrupted."""
+    async with runtime.db.session() as session:
+        repo = JobRepository(session)
+        job = await repo.get(job_id, for_update=True)
+        if job is None or job.status in ("succeeded", "failed"):
+            return  # the commit went through before the cancellation arrived
+        if job.cancel_requested_at is not None:
+            await repo.finish(job, "failed", error=CANCELLED, phase_seconds=tracker.close())
+            JOBS.labels("cancelled").inc()
+            _log.info("job cancelled")
+        else:
+            note_interruption(job, "worker_shutdown")
+            _log.warning("job interrupted by the worker's shutdown; requeued")
 
 
 def _observe(method: str, publication: Publication, seconds: dict[str, float]) -> None:

@@ -17,24 +17,27 @@ from app.core import pipeline
 from app.core.errors import CoreError
 from app.core.history import SeriesHistory
 from app.core.model import Publication
+from app.db.base import utcnow
 from app.db.engine import Database
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Job, Series
 from app.db.raw import driver_connection
 from app.db.repositories.jobs import JobRepository
 from app.errors import Conflict, NotFound, from_core
-from app.schemas.jobs import JobOut
+from app.schemas.jobs import Interruption, JobOut
 from app.schemas.releases import PublishResult
 from app.services.auth import Principal
 from app.services.history import load_history
 from app.services.ingest import Corpus
+from app.services.jobs import CANCELLED
 from app.services.payload import encode_corpus, publication_input
 from app.services.releases import summary
 from app.services.risk import assess, public_counterfeits, risk_summary
 from app.services.series import effective_params
 from app.tasks import defer_publication
 
-__all__ = ["create_job", "job_out", "get_job", "wait_for_job", "dry_run", "FINISHED"]
+__all__ = ["create_job", "job_out", "get_job", "cancel_job", "wait_for_job", "dry_run",
+           "FINISHED"]
 
 FINISHED = ("succeeded", "failed")
 
@@ -47,6 +50,9 @@ def job_out(job: Job, series_name: str, principal: Principal | None) -> JobOut:
         id=job.id, series=series_name, status=job.status,  # type: ignore[arg-type]
         phase=job.phase, progress=job.progress, release_no=job.release_no, error=job.error,
         created_at=job.created_at, finished_at=job.finished_at,
+        attempts=job.attempts,
+        interruptions=[Interruption.model_validate(i) for i in job.interruptions or []],
+        cancel_requested=job.cancel_requested_at is not None,
         report=job.report if private else None,
         phase_seconds=job.phase_seconds if private else None,
         suppressed=dict(found) if isinstance(found, dict) and (private or poster) else None,
@@ -100,6 +106,33 @@ async def get_job(session: AsyncSession, job_id: uuid.UUID) -> Job:
     job = await JobRepository(session).get(job_id)
     if job is None:
         raise NotFound(f"no job {job_id}", {"id": str(job_id)})
+    return job
+
+
+async def cancel_job(session: AsyncSession, job_id: uuid.UUID) -> Job:
+    """Cancel a queued job now, or ask the worker running it to stop (409 once finished).
+
+    A queued job fails here, in the caller's transaction. A running one is aborted through
+    procrastinate (the worker cancels it, its transaction rolls back, the job fails): either
+    way no release is stored, as for any failed publication.
+    """
+    repo = JobRepository(session)
+    job = await repo.get(job_id, for_update=True)
+    if job is None:
+        raise NotFound(f"no job {job_id}", {"id": str(job_id)})
+    if job.status in FINISHED:
+        raise Conflict(f"job {job_id} has already {job.status}; there is nothing to cancel",
+                       {"id": str(job_id), "status": job.status}, code="job_finished")
+    if job.procrastinate_job_id is not None:
+        # 'todo' becomes 'cancelled'; 'doing' gets abort_requested, which its worker hears
+        # (LISTEN/NOTIFY, else its abort polling) and which forbids a retry.
+        conn = await driver_connection(session)
+        await conn.execute("SELECT procrastinate_cancel_job_v1(%s, true, false)",
+                           (job.procrastinate_job_id,))
+    job.cancel_requested_at = utcnow()
+    if job.status == "queued":
+        await repo.finish(job, "failed", error=CANCELLED)
+    await session.flush()
     return job
 
 

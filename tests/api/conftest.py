@@ -58,6 +58,15 @@ PAPER_PARAMS: dict[str, Any] = {
 }
 
 
+@pytest.fixture
+def forked_compute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jobs' children forked from this process, so that they run a stand-in for the core
+    that a test sets up here (the service starts them from a clean fork server)."""
+    from app.services import compute
+
+    monkeypatch.setattr(compute, "START_METHOD", "fork")
+
+
 async def create_series(client: httpx.AsyncClient, name: str = "prison-health",
                         method: str = "sanony", private_terms: list[str] | None = None,
                         params: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -75,7 +75,8 @@ async def test_same_idempotency_key_gives_one_release(client: httpx.AsyncClient)
 
 
 async def test_failed_publication_leaves_no_release_and_no_gap(
-    client: httpx.AsyncClient, database_url: str, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient, database_url: str, monkeypatch: pytest.MonkeyPatch,
+    forked_compute: None,
 ) -> None:
     from app.core import pipeline
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,8 +17,7 @@ from app.core.params import PublishParams, parse_params
 from app.core.pipeline import publish
 from app.core.variants.inv import NULL_VALUE, publish_inv, sensitive_value, signatures_of
 from tests.core.paper_example import CORPORA, PRIVATE
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+from tests.support.corpora import corpus_path, searched
 
 # Table 1 of the Sanony paper with its people as individuals (Table 3 is its 2-invariant form).
 NAMES = [
@@ -245,9 +243,10 @@ def test_inv_needs_more_counterfeits_than_sanony_on_segen_series(name: str) -> N
     from app.core.segen import choose_private_terms, segen
     from app.io.corpus import read_corpus
 
-    if not (DATA / name).exists():
-        pytest.skip(f"benchmark corpus {DATA / name} not found (read-only shared data)")
-    corpus = read_corpus(DATA / name)
+    path = corpus_path(name)
+    if path is None:
+        pytest.skip(searched(name))
+    corpus = read_corpus(path)
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=1)
     series = segen(len(corpus), round(0.05 * len(corpus)), 5, 0.4, seed=1)
     corpora = [[Transaction(corpus[p].terms, f"p{p}") for p in positions] for positions in series]

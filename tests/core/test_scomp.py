@@ -7,7 +7,6 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -25,8 +24,9 @@ from app.core.variants.scomp import (
     term_probability,
 )
 from tests.core.series_strategies import SmallSeries, small_series
+from tests.support.corpora import corpus_path, searched
 
-DATA = Path("/work/shared/data/bms-webview-1.dat")
+DATA = corpus_path("bms-webview-1.dat")
 
 
 # -- P(E, s) and P(E, s^d) on hand-computed clusters -----------------------------------------
@@ -189,10 +189,9 @@ def test_after_scomp_every_cluster_passes_and_stays_sanitised(
 # -- BMS-WebView-1 ---------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(
-    not DATA.exists(), reason=f"BMS-WebView-1 not found at {DATA} (read-only shared data)"
-)
+@pytest.mark.skipif(DATA is None, reason=searched("bms-webview-1.dat"))
 def test_bms_webview_1_five_percent_sample() -> None:
+    assert DATA is not None
     with DATA.open(encoding="utf-8") as handle:
         corpus = [Transaction(frozenset(line.split())) for line in handle if line.strip()]
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=1)

@@ -37,6 +37,18 @@ class Job(TimestampMixin, Base):
     phase_seconds: Mapped[dict[str, float]] = mapped_column(JSONB, default=dict)
     started_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: The process running it (host, pid, its start time): after a crash, a restart on the
+    #: same host recognises its own jobs without waiting for the heartbeat to go stale.
+    worker_host: Mapped[str | None] = mapped_column(Text)
+    worker_pid: Mapped[int | None] = mapped_column(Integer)
+    worker_started: Mapped[float | None] = mapped_column(Float)
+    #: Set by ``DELETE /v1/jobs/{id}``: the worker then fails the job instead of requeueing it.
+    cancel_requested_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: Runs that ended without a result (worker restarted, stalled or shut down), oldest first:
+    #: ``[{"at", "reason", "attempt"}]``.
+    interruptions: Mapped[list[dict[str, Any]]] = mapped_column(
+        JSONB, default=list, server_default="[]"
+    )
 
 
 class JobInput(Base):

@@ -1,0 +1,253 @@
+"""Scale-out benchmark (not a test): ``serialpub worker`` processes on one PostgreSQL.
+
+Two series, each a SeGen series of BMS-WebView-2 (``--releases`` releases of ``--size``
+rows, rep 40%, 10% of the terms private; a generated corpus when the file is absent), are
+posted over HTTP (an API without an in-process worker) and then published by 1, then 2
+``serialpub worker --concurrency 1`` subprocesses. Each run gets a fresh database on the same
+server. Reported per run: the makespan (first job start to last job end, from the job rows),
+throughput, and the seconds during which both series had a job running; checked: each series
+numbered 1..R in posting order.
+
+    python -m benchmarks.scale_out [--database-url URL] [--releases 3] [--size 20000]
+                                   [--workers 1 2] [--write docs/performance.md]
+
+``--database-url`` names a server where databases may be created (default
+``TEST_DATABASE_URL``, else an embedded PostgreSQL in a temporary directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import psycopg
+from sqlalchemy.engine import make_url
+
+from app.db.embedded import libpq_url, sqlalchemy_url, start_embedded
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "scale-out-admin-token-0123456789"
+ADMIN = {"Authorization": f"Bearer {TOKEN}"}
+SERIES = ("hospital-a", "hospital-b")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    workers: int
+    jobs: int
+    makespan_s: float
+    overlap_s: float
+    job_seconds: float
+
+
+def _corpus_file() -> Path | None:
+    configured = os.environ.get("SERIALPUB_CORPUS_DIR")
+    places = [Path(configured)] if configured else [p / "shared" / "data" for p in ROOT.parents]
+    for place in places:
+        if (place / "bms-webview-2.dat").is_file():
+            return place / "bms-webview-2.dat"
+    return None
+
+
+def series_corpora(releases: int, size: int, seed: int) -> tuple[list[str], list[bytes]]:
+    """Private terms and ``releases`` text/plain bodies of one SeGen series."""
+    from app.core.segen import choose_private_terms, segen
+    from app.io.corpus import read_corpus
+    from app.services.demo import generate_snapshots
+
+    path = _corpus_file()
+    if path is not None:
+        rows = [sorted(t.terms) for t in read_corpus(path)]
+    else:
+        rows = [t for snap in generate_snapshots(1, size * 3, seed=seed) for t in snap]
+    private = choose_private_terms([t for row in rows for t in row], 0.1, seed=seed)
+    series = segen(len(rows), min(size, len(rows) // 2), releases, 0.4, seed=seed)
+    bodies = ["".join(" ".join(rows[p]) + "\n" for p in positions).encode()
+              for positions in series]
+    return sorted(private), bodies
+
+
+@contextmanager
+def fresh_database(server: str) -> Iterator[str]:
+    """A new database on ``server``, migrated by ``serialpub migrate``; dropped afterwards."""
+    url = make_url(server)
+    admin = libpq_url(url.render_as_string(hide_password=False))
+    name = f"serialpub_scale_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+    database = url.set(database=name).render_as_string(hide_password=False)
+    try:
+        subprocess.run([sys.executable, "-m", "app", "migrate"], cwd=ROOT, check=True,
+                       env={**os.environ, "DATABASE_URL": database},
+                       stdout=subprocess.DEVNULL)
+        yield database
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+
+
+async def post_all(database: str, corpora: dict[str, tuple[list[str], list[bytes]]]) -> None:
+    """Create the series and post every release (202) through the API, interleaved."""
+    from app.api.main import create_app
+    from app.settings import Settings
+
+    settings = Settings(DATABASE_URL=database, SERIALPUB_ADMIN_TOKEN=TOKEN,
+                        SERIALPUB_IN_PROCESS_WORKER=False, SERIALPUB_LOG_LEVEL="WARNING")
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench",
+                                     timeout=600) as client:
+            for name, (private, _) in corpora.items():
+                body = {"name": name, "private_terms": private,
+                        "params": {"r_th": 8, "cluster_size": 10, "seed": 1}}
+                (await client.post("/v1/series", json=body, headers=ADMIN)).raise_for_status()
+            releases = max(len(bodies) for _, bodies in corpora.values())
+            for index in range(releases):
+                for name, (_, bodies) in corpora.items():
+                    response = await client.post(
+                        f"/v1/series/{name}/releases?label=r{index + 1}", content=bodies[index],
+                        headers={**ADMIN, "Content-Type": "text/plain"})
+                    assert response.status_code == 202, response.text
+
+
+def _jobs(database: str) -> list[tuple[str, str, int | None, float, float, str]]:
+    with psycopg.connect(libpq_url(database)) as conn:
+        return conn.execute(
+            "SELECT s.name, j.status, j.release_no, extract(epoch FROM j.started_at), "
+            "extract(epoch FROM j.finished_at), j.label FROM jobs j JOIN series s "
+            "ON s.id = j.series_id ORDER BY j.created_at").fetchall()  # type: ignore[return-value]
+
+
+def run_workers(database: str, workers: int, expected: int) -> Run:
+    env = {**os.environ, "DATABASE_URL": database, "SERIALPUB_LOG_LEVEL": "WARNING"}
+    processes = [subprocess.Popen([sys.executable, "-m", "app", "worker", "--concurrency", "1"],
+                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+                 for _ in range(workers)]
+    try:
+        while True:
+            rows = _jobs(database)
+            if sum(r[1] in ("succeeded", "failed") for r in rows) == expected:
+                break
+            if any(p.poll() is not None for p in processes):
+                raise RuntimeError("a worker exited early")
+            time.sleep(0.5)
+    finally:
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            process.wait(timeout=60)
+    failed = [r for r in rows if r[1] != "succeeded"]
+    if failed:
+        raise RuntimeError(f"jobs failed: {failed}")
+    for name in SERIES:
+        labels = [(r[5], r[2]) for r in rows if r[0] == name]
+        assert [n for _, n in labels] == list(range(1, len(labels) + 1)), labels
+    spans = {name: [(float(r[3]), float(r[4])) for r in rows if r[0] == name] for name in SERIES}
+    start = min(s for spans_ in spans.values() for s, _ in spans_)
+    end = max(e for spans_ in spans.values() for _, e in spans_)
+    return Run(workers=workers, jobs=len(rows), makespan_s=end - start,
+               overlap_s=_overlap(spans[SERIES[0]], spans[SERIES[1]]),
+               job_seconds=sum(e - s for spans_ in spans.values() for s, e in spans_))
+
+
+def _burn(_: int) -> float:
+    """A fixed amount of pure-Python work; its wall seconds."""
+    started, total = time.perf_counter(), 0
+    for i in range(20_000_000):
+        total += i
+    return time.perf_counter() - started
+
+
+def cpu_control() -> float:
+    """What the machine gives two processes now: the same work alone, then two at once.
+
+    1.0 means two CPU-bound processes finish as fast as one (two free cores); 0.5 means they
+    share one core (other load on a shared machine). The workers cannot scale beyond it.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2) as pool:
+        alone = pool.submit(_burn, 0).result()
+        together = max(pool.map(_burn, [0, 1]))
+    return alone / together
+
+
+def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    """Seconds during which a job of each series was running."""
+    return sum(max(0.0, min(e1, e2) - max(s1, s2)) for s1, e1 in a for s2, e2 in b)
+
+
+def _server(given: str | None) -> str:
+    if given:
+        return sqlalchemy_url(given)
+    if os.environ.get("TEST_DATABASE_URL"):
+        return sqlalchemy_url(os.environ["TEST_DATABASE_URL"])
+    return start_embedded(Path(tempfile.mkdtemp(prefix="serialpub-scale-")), cleanup="delete")
+
+
+def report(runs: list[Run], releases: int, size: int, corpus: str,
+           control: tuple[float, float]) -> str:
+    base = next((r for r in runs if r.workers == 1), runs[0])
+    lines = [
+        f"`python -m benchmarks.scale_out --releases {releases} --size {size}`: two series "
+        f"({corpus}, SeGen, {releases} releases of {size:,} rows each, rep 40%, sanony r_th 8, "
+        f"cluster_size 10), posted first, then published by `serialpub worker --concurrency 1` "
+        f"processes on one PostgreSQL; {os.cpu_count()} cores. Makespan: first job start to "
+        "last job end (job rows). CPU control (a pure-Python loop, one process alone vs two at "
+        f"once; 2.00x means two free cores): {2 * control[0]:.2f}x before the runs, "
+        f"{2 * control[1]:.2f}x after.",
+        "",
+        "| workers | jobs | makespan (s) | jobs/min | speed-up | both series running (s) | "
+        "job seconds |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        lines.append(
+            f"| {run.workers} | {run.jobs} | {run.makespan_s:.1f} | "
+            f"{60 * run.jobs / run.makespan_s:.2f} | {base.makespan_s / run.makespan_s:.2f}x | "
+            f"{run.overlap_s:.1f} | {run.job_seconds:.1f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url")
+    parser.add_argument("--releases", type=int, default=3)
+    parser.add_argument("--size", type=int, default=20_000)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    server = _server(args.database_url)
+    corpora = {name: series_corpora(args.releases, args.size, args.seed + i)
+               for i, name in enumerate(SERIES)}
+    runs = []
+    before = cpu_control()
+    for workers in args.workers:
+        with fresh_database(server) as database:
+            asyncio.run(post_all(database, corpora))
+            run = run_workers(database, workers, expected=2 * args.releases)
+            print(f"{workers} worker(s): makespan {run.makespan_s:.1f} s, both series running "
+                  f"{run.overlap_s:.1f} s", flush=True)
+            runs.append(run)
+    corpus = "BMS-WebView-2" if _corpus_file() else "a generated corpus"
+    print(report(runs, args.releases, args.size, corpus, (before, cpu_control())))
+    return 0
+
+
+if __name__ == "__main__":
+    random.seed(0)
+    raise SystemExit(main())
