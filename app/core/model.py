@@ -145,6 +145,9 @@ class ClusterLedger:
     fp1: int = 0
     fp2: int = 0
     individuals: list[str | None] = field(default_factory=list)
+    #: Copies suppressed from this cluster's segment (SPEC 5); the bag's are only in the
+    #: release's total (:attr:`ReleaseLedger.suppressed`).
+    suppressed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

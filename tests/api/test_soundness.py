@@ -21,6 +21,7 @@ from app.core.model import PublishedCluster, PublishedRelease, Transaction
 from app.core.params import parse_params
 from app.core.pipeline import publish
 from tests.api.conftest import ADMIN, create_key, create_series
+from tests.api.paper import body
 from tests.core.series_strategies import build_series
 from tests.core.test_soundness_properties import _inject
 from tests.oracle.serial_risk import row_risks, violations
@@ -128,3 +129,42 @@ async def test_service_risk_equals_the_oracle_on_every_row(client: httpx.AsyncCl
             assert Fraction(row["serial_risk"]) <= Fraction(r_th) + Fraction(1, 10**9)
     summary = await client.get("/v1/series/hard/risk", headers=ADMIN)
     assert sum(sum(r["suppressed"].values()) for r in summary.json()) == suppressed
+    in_ledgers = in_clusters = 0
+    for document in documents:
+        ledger = (await client.get(
+            f"/v1/series/hard/releases/{document['release_no']}/ledger", headers=ADMIN)).json()
+        in_ledgers += sum(ledger["suppressed"].values())
+        in_clusters += sum(sum(c["suppressed"].values()) for c in ledger["clusters"])
+    assert in_ledgers == suppressed and in_clusters <= suppressed
+
+
+async def test_ledger_flags_the_counterfeits_for_auditors_only(
+    client: httpx.AsyncClient,
+) -> None:
+    await create_series(client)  # the paper's example, in the paper's mode: BP adds rows
+    publisher = await create_key(client, "publisher", "prison-health")
+    for number in (1, 2, 3):
+        posted = await client.post("/v1/series/prison-health/releases?wait=true",
+                                   json=body(number), headers=publisher)
+        assert posted.status_code == 201, posted.text
+    auditor = await create_key(client, "auditor")
+    total = 0
+    for number in (1, 2, 3):
+        ledger = await client.get(f"/v1/series/prison-health/releases/{number}/ledger",
+                                  headers=auditor)
+        assert ledger.status_code == 200, ledger.text
+        public = (await client.get(f"/v1/series/prison-health/releases/{number}",
+                                   headers=auditor)).json()
+        for cluster, book in zip(public["clusters"], ledger.json()["clusters"], strict=True):
+            assert book["cluster_id"] == cluster["cluster_id"]
+            assert len(book["counterfeit"]) == len(cluster["rows"])
+            assert sum(book["counterfeit"]) == book["bp"] + book["fp1"] + book["fp2"]
+            assert cluster["counterfeits"] == book["bp"] + book["fp1"]
+            total += sum(book["counterfeit"])
+    assert total > 0  # Example 11: BP adds a counterfeit to release 2
+    for role in ("analyst", "publisher"):
+        denied = await client.get("/v1/series/prison-health/releases/2/ledger",
+                                  headers=await create_key(client, role))
+        assert denied.status_code == 403
+    missing = await client.get("/v1/series/prison-health/releases/9/ledger", headers=auditor)
+    assert missing.status_code == 404

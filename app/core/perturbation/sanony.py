@@ -238,6 +238,8 @@ def publish_sanony(
     lap("verify")
     published, ledger = finalise(release, corpus, partition, seed, private_terms)
     ledger.suppressed = dict(sorted(repairer.suppressor.suppressed.items()))
+    for position, taken in repairer.suppressor.by_cluster.items():
+        ledger.clusters[position].suppressed = dict(sorted(taken.items()))
     counterfeits = ledger.counterfeit_rows
     return Publication(
         published,

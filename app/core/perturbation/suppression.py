@@ -38,6 +38,8 @@ class Suppressor:
         release = state.releases[j]
         self.budget = math.floor(max_share * sum(release.totals().values()) + 1e-9)
         self.suppressed: Counter[str] = Counter()
+        #: Copies taken from each cluster's segment (position -> term -> copies).
+        self.by_cluster: dict[int, Counter[str]] = {}
 
     @property
     def release(self) -> ReleaseState:
@@ -58,32 +60,38 @@ class Suppressor:
         for place, s in sorted(targets, key=lambda k: (totals.get(k[1], 0), k[1], k[0] or -1)):
             if sum(self.suppressed.values()) >= self.budget:
                 break
-            if self._remove_one(place, s):
+            taken = self._remove_one(place, s)
+            if taken is not False:
                 self.suppressed[s] += 1
+                if taken is not None:
+                    self.by_cluster.setdefault(taken, Counter())[s] += 1
                 done = True
         return done
 
-    def _remove_one(self, place: int | None, s: str) -> bool:
+    def _remove_one(self, place: int | None, s: str) -> int | None | bool:
+        """Remove one copy of s; the cluster it came from, ``None`` for the global bag,
+        ``False`` when there is none to remove."""
         release = self.release
         clusters = release.clusters
         if place is not None and clusters[place].private_counts.get(s, 0) > 0:
             _decrement(clusters[place].private_counts, s)
-            return True
+            return place
         if place is not None and clusters[place].global_share.get(s, 0) > 0:
             # The copies behind a global share are in the bag: one of them goes.
             clusters[place].global_share[s] -= 1
             if release.global_bag.get(s, 0) > 0:
                 _decrement(release.global_bag, s)
-            return True
+            return None
         if release.global_bag.get(s, 0) > 0:
             _decrement(release.global_bag, s)
             _clip_shares(release, s)
-            return True
-        holders = [c for c in clusters if c.private_counts.get(s, 0) > 0]
+            return None
+        holders = [c for c, cl in enumerate(clusters) if cl.private_counts.get(s, 0) > 0]
         if not holders:
             return False
-        _decrement(max(holders, key=lambda c: c.private_counts[s]).private_counts, s)
-        return True
+        position = max(holders, key=lambda c: clusters[c].private_counts[s])
+        _decrement(clusters[position].private_counts, s)
+        return position
 
 
 def _decrement(counts: Counter[str], s: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -108,3 +108,7 @@ class ClusterLedger(Base):
     fp1: Mapped[int] = mapped_column(Integer)
     fp2: Mapped[int] = mapped_column(Integer)
     individuals: Mapped[list[str | None]] = mapped_column(ARRAY(Text))
+    #: Copies suppressed from this cluster's segment (SPEC 5, the last resort; private).
+    suppressed: Mapped[dict[str, int]] = mapped_column(
+        JSONB, default=dict, server_default=text("'{}'::jsonb")
+    )

@@ -160,14 +160,17 @@ async def load_ledgers(
     by_release: dict[int, list[core.ClusterLedger]] = {i: [] for i in ids}
     async with conn.cursor() as cur:
         await cur.execute(
-            "SELECT l.release_id, l.counterfeit_rows, l.bp, l.fp1, l.fp2, l.individuals "
+            "SELECT l.release_id, l.counterfeit_rows, l.bp, l.fp1, l.fp2, l.individuals, "
+            "l.suppressed "
             "FROM cluster_ledgers l JOIN clusters c ON c.id = l.cluster_pk "
             "WHERE l.release_id = ANY(%s::int8[]) ORDER BY l.release_id, c.position",
             (ids,),
         )
-        for release_id, cf_rows, bp, fp1, fp2, individuals in await cur.fetchall():
+        for release_id, cf_rows, bp, fp1, fp2, individuals, suppressed in await cur.fetchall():
             by_release[release_id].append(
-                core.ClusterLedger(list(cf_rows), bp, fp1, fp2, list(individuals))
+                core.ClusterLedger(
+                    list(cf_rows), bp, fp1, fp2, list(individuals), dict(suppressed or {})
+                )
             )
     return [
         core.ReleaseLedger(

@@ -135,12 +135,12 @@ async def _copy_ledgers(
         )
     lines = (
         _line(pk, release_id, ct.int_array(led.counterfeit_rows), led.bp, led.fp1, led.fp2,
-              ct.text_array(led.individuals))
+              ct.text_array(led.individuals), ct.jsonb(led.suppressed))
         for pk, led in zip(pks, ledgers, strict=True)
     )
     await _copy(
         session,
         "COPY cluster_ledgers (cluster_pk, release_id, counterfeit_rows, bp, fp1, fp2, "
-        "individuals) FROM STDIN",
+        "individuals, suppressed) FROM STDIN",
         lines,
     )
