@@ -110,13 +110,16 @@ def _truths(
     for row, (i, record) in enumerate(zip(cluster.members, records, strict=True)):
         subs = [c.subrecords[row] for c in cluster.record_chunks]
         anchor = subs[0] if subs else frozenset()
-        parts = [s for s in subs if s] + [frozenset(shared.get(i, ()))]
-        parts += [frozenset({t}) for t in record & cluster.term_chunk]
+        # Which piece of the record each term was published in; a term-chunk term is a
+        # piece of its own. An itemset is split when its terms lie in several pieces.
+        piece = {t: p for p, sub in enumerate(subs) for t in sub}
+        piece.update({t: -1 for t in shared.get(i, ())})
+        piece.update({t: -2 - n for n, t in enumerate(sorted(record & cluster.term_chunk))})
         protected = tuple(
             frozenset(c)
             for size in range(2, m + 1)
             for c in combinations(sorted(record), size)
-            if support[frozenset(c)] < k and not any(set(c) <= p for p in parts)
+            if support[frozenset(c)] < k and len({piece[t] for t in c}) > 1
         )
         truths.append(
             _Truth(

@@ -38,6 +38,7 @@ from app.core.model import Row
 __all__ = ["Method", "METHODS", "ReconstructedCluster", "Reconstruction", "reconstruct"]
 
 Method = Literal["aba", "mra", "rga", "vpa", "random"]
+Ties = Literal["first", "random"]
 METHODS: tuple[Method, ...] = ("aba", "mra", "rga", "vpa", "random")
 
 
@@ -68,7 +69,7 @@ def anchors_of(cluster: PublicCluster) -> list[Row]:
 
 
 class _Placer:
-    """Ranks the slots of a group of anchors for a sub-record or a term."""
+    """Ranks the slots of a group of anchors for a sub-record or a term, and places it."""
 
     def __init__(
         self,
@@ -77,38 +78,50 @@ class _Placer:
         relatedness: Relatedness | None,
         method: Method,
         rng: random.Random,
+        options: tuple[Ties, bool],
     ) -> None:
         self._method = method
         self._rng = rng
         self._n = len(anchors)
+        self._ties, self._update = options
         if method in ("aba", "mra", "rga") and relatedness is not None:
-            terms = sorted({t for a in anchors for t in a})
+            terms = sorted({t for a in anchors for t in a} | set(targets))
+            self._rows = {t: i for i, t in enumerate(terms)}
             self._mask = incidence(anchors, terms)
             self._columns = {t: j for j, t in enumerate(sorted(set(targets)))}
             self._scores = relatedness.matrix(terms, sorted(self._columns))
 
-    def scores(self, sub_record: Row) -> np.ndarray:
+    def _rank(self, sub_record: Row, count: int, allowed: np.ndarray | None) -> list[int]:
+        tiebreak = None
+        if self._ties == "random" or self._method not in ("aba", "mra", "rga"):
+            tiebreak = np.array([self._rng.random() for _ in range(self._n)])
         if self._method not in ("aba", "mra", "rga"):
-            return np.array([self._rng.random() for _ in range(self._n)])
+            return best_anchors(np.zeros(self._n), count, allowed, tiebreak)
         columns = [self._columns[t] for t in sub_record]
         term_scores = self._scores[:, columns].mean(axis=1)
         selection: Selection = self._method
-        return anchor_scores(self._mask, term_scores, selection)
+        scores = anchor_scores(self._mask, term_scores, selection)
+        return best_anchors(scores, count, allowed, tiebreak)
+
+    def _put(self, slot: int, sub_record: Row, added: list[set[str]]) -> None:
+        added[slot].update(sub_record)
+        if self._update and self._method in ("aba", "mra", "rga"):
+            # Algorithm 5, line 6: the anchor grows with what was placed on it.
+            self._mask[slot, [self._rows[t] for t in sub_record]] = True
 
     def place_chunk(self, chunk: Sequence[Row], added: list[set[str]]) -> None:
         """Each distinct sub-record joins as many best slots as it has copies; a slot takes at
         most one sub-record of the chunk."""
         allowed = np.ones(self._n, dtype=np.bool_)
         for sub_record, copies in sorted(Counter(chunk).items()):
-            chosen = best_anchors(self.scores(sub_record), copies, allowed)
-            for slot in chosen:
-                added[slot].update(sub_record)
+            for slot in self._rank(sub_record, copies, allowed):
+                self._put(slot, sub_record, added)
                 allowed[slot] = False
 
     def place_terms(self, terms: Sequence[str], copies: int, added: list[set[str]]) -> None:
         for term in sorted(terms):
-            for slot in best_anchors(self.scores((term,)), copies):
-                added[slot].add(term)
+            for slot in self._rank((term,), copies, None):
+                self._put(slot, (term,), added)
 
 
 def reconstruct(
@@ -119,6 +132,8 @@ def reconstruct(
     seed: int = 0,
     term_copies: int | None = None,
     vpa_budget: int = 200,
+    ties: Ties = "random",
+    update: bool = False,
 ) -> Reconstruction:
     """Reassociate the chunks of ``release`` (Algorithm 5 with the given selection method).
 
@@ -136,6 +151,13 @@ def reconstruct(
         Slots each term-chunk term joins; ``None``: ``k - 1`` (Algorithm 6 line 12).
     vpa_budget:
         Combinations ``vpa`` tries per record chunk before placing it at random.
+    ties:
+        Among equal scores, ``first`` slot (the thesis) or a seeded ``random`` one (default:
+        where many anchors are empty or alike, ``first`` piles every term on the same few
+        records and does worse than the random baseline).
+    update:
+        Score later pieces against the anchors grown by what was placed (Algorithm 5, line 6
+        read literally); ``False`` scores against ``C_1`` as published (Table 4.5).
 
     Returns
     -------
@@ -155,7 +177,7 @@ def reconstruct(
         added: list[set[str]] = [set() for _ in anchors]
         chunks = cluster.record_chunks[1:]
         targets = [t for chunk in chunks for s in chunk for t in s] + list(cluster.term_chunk)
-        placer = _Placer(anchors, targets, relatedness, semantic, rng)
+        placer = _Placer(anchors, targets, relatedness, semantic, rng, (ties, update))
         if method == "vpa":
             for slot, terms in enumerate(
                 vpa_record_chunks(
@@ -168,7 +190,7 @@ def reconstruct(
                 placer.place_chunk(chunk, added)
         placer.place_terms(list(cluster.term_chunk), min(copies, len(anchors)), added)
         added_all.append(added)
-    _place_shared(release, relatedness, semantic, rng, added_all)
+    _place_shared(release, relatedness, semantic, rng, added_all, (ties, update))
     return Reconstruction(
         method,
         tuple(
@@ -184,13 +206,14 @@ def _place_shared(
     method: Method,
     rng: random.Random,
     added_all: list[list[set[str]]],
+    options: tuple[Ties, bool],
 ) -> None:
     """Shared chunks: the same placement over the slots of the joint cluster's clusters."""
     for joint in release.joint_clusters:
         slots = [(c, i) for c in joint.clusters for i in range(release.clusters[c].size)]
         anchors = [a for c in joint.clusters for a in anchors_of(release.clusters[c])]
         targets = [t for chunk in joint.shared_chunks for s in chunk for t in s]
-        placer = _Placer(anchors, targets, relatedness, method, rng)
+        placer = _Placer(anchors, targets, relatedness, method, rng, options)
         joint_added: list[set[str]] = [set() for _ in slots]
         for chunk in joint.shared_chunks:
             placer.place_chunk(chunk, joint_added)

@@ -85,14 +85,21 @@ def anchor_scores(mask: Mask, term_scores: Vector, selection: Selection) -> Vect
     return scores
 
 
-def best_anchors(scores: Vector, count: int, allowed: Mask | None = None) -> list[int]:
-    """The ``count`` best anchors (Algorithm 6 lines 4-14), ties to the first; only anchors
-    ``allowed`` when given (fewer when fewer are allowed).
+def best_anchors(
+    scores: Vector, count: int, allowed: Mask | None = None, tiebreak: Vector | None = None
+) -> list[int]:
+    """The ``count`` best anchors (Algorithm 6 lines 4-14); ties to the first, or to the
+    smallest ``tiebreak``; only anchors ``allowed`` when given (fewer when fewer are allowed).
 
     >>> best_anchors(np.array([0.2, 0.5, 0.5, 0.1]), 2)
     [1, 2]
+    >>> best_anchors(np.array([0.5, 0.5, 0.5]), 2, tiebreak=np.array([0.9, 0.1, 0.5]))
+    [1, 2]
     """
-    order = np.argsort(-scores, kind="stable")
+    if tiebreak is None:
+        order = np.argsort(-scores, kind="stable")
+    else:
+        order = np.lexsort((tiebreak, -scores))
     if allowed is not None:
         order = order[allowed[order]]
     return [int(i) for i in order[:count]]
