@@ -113,7 +113,7 @@ def _truths(
         # Which piece of the record each term was published in; a term-chunk term is a
         # piece of its own. An itemset is split when its terms lie in several pieces.
         piece = {t: p for p, sub in enumerate(subs) for t in sub}
-        piece.update({t: -1 for t in shared.get(i, ())})
+        piece.update(dict.fromkeys(shared.get(i, ()), -1))
         piece.update({t: -2 - n for n, t in enumerate(sorted(record & cluster.term_chunk))})
         protected = tuple(
             frozenset(c)

@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 Matrix = npt.NDArray[np.float64]
+Vector = npt.NDArray[np.float64]
 
 
 class Relatedness(Protocol):
@@ -38,6 +39,10 @@ class Relatedness(Protocol):
 
     def matrix(self, rows: Sequence[str], cols: Sequence[str]) -> Matrix:
         """Scores of each term of ``rows`` (axis 0) with each term of ``cols`` (axis 1)."""
+        ...
+
+    def pairs(self, left: Sequence[str], right: Sequence[str]) -> Vector:
+        """Scores of ``left[i]`` with ``right[i]``, for every ``i``."""
         ...
 
 
@@ -56,6 +61,12 @@ class TableRelatedness:
             [[self._scores.get(frozenset((r, c)), 0.0) for c in cols] for r in rows],
             dtype=np.float64,
         ).reshape(len(rows), len(cols))
+
+    def pairs(self, left: Sequence[str], right: Sequence[str]) -> Vector:
+        return np.array(
+            [self._scores.get(frozenset(p), 0.0) for p in zip(left, right, strict=True)],
+            dtype=np.float64,
+        )
 
 
 def ngd(f_x: float, f_y: float, f_xy: float, n: float) -> float:
@@ -103,27 +114,43 @@ class CooccurrenceRelatedness:
             ptr.append(len(cols))
         data = np.ones(len(cols), dtype=np.float64)
         shape = (len(ptr) - 1, len(index))
-        self._x = sparse.csr_matrix((data, cols, ptr), shape=shape).tocsc()
+        x = sparse.csr_matrix((data, cols, ptr), shape=shape)
+        # f(x, y) for every pair of background terms, once: a sparse Gram matrix.
+        self._both = (x.T @ x).tocsr()
         self._index = index
-        self._f = np.asarray(self._x.sum(axis=0)).ravel()
+        self._f = np.asarray(x.sum(axis=0)).ravel()
         self._n = float(max(shape[0], 1))
 
     def matrix(self, rows: Sequence[str], cols: Sequence[str]) -> Matrix:
         ri, rk = self._lookup(rows)
         ci, ck = self._lookup(cols)
         out = np.zeros((len(rows), len(cols)))
-        if not ri or not ci:
-            return out
-        both = (self._x[:, ri].T @ self._x[:, ci]).toarray()
-        fx = self._f[ri][:, None]
-        fy = self._f[ci][None, :]
+        if ri and ci:
+            both = self._both[ri][:, ci].toarray()
+            fx = np.repeat(self._f[ri][:, None], len(ci), axis=1)
+            fy = np.repeat(self._f[ci][None, :], len(ri), axis=0)
+            out[np.ix_(rk, ck)] = self._score(fx, fy, both)
+        return out
+
+    def pairs(self, left: Sequence[str], right: Sequence[str]) -> Vector:
+        li = np.array([self._index.get(t, -1) for t in left], dtype=np.int64)
+        ri = np.array([self._index.get(t, -1) for t in right], dtype=np.int64)
+        out = np.zeros(len(left))
+        known = (li >= 0) & (ri >= 0)
+        if known.any():
+            a, b = li[known], ri[known]
+            both = np.asarray(self._both[a, b]).ravel()
+            out[known] = self._score(self._f[a], self._f[b], both)
+        return out
+
+    def _score(self, fx: Matrix, fy: Matrix, both: Matrix) -> Matrix:
+        """``1 / (1 + NGD)`` elementwise (formula 4.1), 0 where the terms never meet."""
         with np.errstate(divide="ignore", invalid="ignore"):
             numerator = np.maximum(np.log(fx), np.log(fy)) - np.log(both)
             denominator = np.log(self._n) - np.minimum(np.log(fx), np.log(fy))
             distance = np.where(denominator > 0, numerator / denominator, 0.0)
         distance = np.where(both > 0, np.maximum(distance, 0.0), np.inf)
-        out[np.ix_(rk, ck)] = 1.0 / (1.0 + distance)
-        return out
+        return np.asarray(1.0 / (1.0 + distance), dtype=np.float64)
 
     def _lookup(self, terms: Sequence[str]) -> tuple[list[int], list[int]]:
         """Background columns of the known terms, and their positions in ``terms``."""
@@ -185,4 +212,14 @@ class EmbeddingRelatedness:
             a = self._vectors[[self._index[rows[p]] for p in rk]]
             b = self._vectors[[self._index[cols[p]] for p in ck]]
             out[np.ix_(rk, ck)] = np.clip(a @ b.T, 0.0, 1.0)
+        return out
+
+    def pairs(self, left: Sequence[str], right: Sequence[str]) -> Vector:
+        li = np.array([self._index.get(t, -1) for t in left], dtype=np.int64)
+        ri = np.array([self._index.get(t, -1) for t in right], dtype=np.int64)
+        out = np.zeros(len(left))
+        known = (li >= 0) & (ri >= 0)
+        if known.any():
+            dots = np.einsum("ij,ij->i", self._vectors[li[known]], self._vectors[ri[known]])
+            out[known] = np.clip(dots, 0.0, 1.0)
         return out

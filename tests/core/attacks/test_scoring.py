@@ -51,3 +51,15 @@ def test_embeddings_are_seeded_and_learn_the_topics() -> None:
     across = np.mean([block[0, 3], block[1, 4], block[2, 5], block[6, 3], block[7, 0]])
     assert within > across + 0.2
     assert first.matrix(["cough"], ["never-seen"]).tolist() == [[0.0]]
+
+
+def test_pairs_agree_with_the_matrix() -> None:
+    sentences = [sorted(t.terms) for t in world(300, 3)]
+    left = ["cough", "arson", "hiv", "nope", "fever"]
+    right = ["fever", "hiv", "parole", "cough", "fever"]
+    for relatedness in (
+        CooccurrenceRelatedness(sentences),
+        EmbeddingRelatedness(sentences, seed=1, window=8, sample=0, vector_size=16),
+    ):
+        block = relatedness.matrix(left, right)
+        assert relatedness.pairs(left, right) == pytest.approx(np.diag(block))
