@@ -72,13 +72,23 @@ def disassociation(
             publish_s = time.perf_counter() - started
             release = result.public()
             base = {"corpus": corpus.name, "k": k, "m": m, "tlost": tlost(published, result)}
-            runs: list[tuple[str, str, Relatedness | None]] = [
-                (s, name, rel) for name, rel in scoring.items() for s in SELECTIONS
+            runs: list[tuple[str, str, Relatedness | None, bool]] = [
+                (s, name, rel, update)
+                for update in (False, True)
+                for name, rel in scoring.items()
+                for s in (SELECTIONS if not update else ("aba", "mra"))
             ]
-            runs += [("vpa", "-", None), ("random", "-", None)]
-            for method, name, rel in runs:
+            runs += [("vpa", "-", None, False), ("random", "-", None, False)]
+            for method, name, rel, update in runs:
                 started = time.perf_counter()
-                rebuilt = reconstruct(release, rel, method, seed=seed, vpa_budget=vpa_budget)  # type: ignore[arg-type]
+                rebuilt = reconstruct(
+                    release,
+                    rel,
+                    method,
+                    seed=seed,
+                    vpa_budget=vpa_budget,
+                    update=update,  # type: ignore[arg-type]
+                )
                 attack_s = time.perf_counter() - started
                 report = measure_reconstruction(published, result, rebuilt)
                 rows.append(
@@ -86,6 +96,7 @@ def disassociation(
                         **base,
                         "method": method,
                         "scoring": name,
+                        "update": update,
                         **{f: getattr(report, f) for f in report.__dataclass_fields__},
                         "publish_s": publish_s,
                         "attack_s": attack_s,

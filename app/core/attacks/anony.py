@@ -104,6 +104,8 @@ class _Block:
         """Rows x targets: each row (anchor) scored for each private term (formulas 4.3,
         4.5, Algorithm 8)."""
         terms = sorted({t for row in cluster.rows for t in row})
+        if not terms:  # only empty non-private sets: nothing to tell the rows apart
+            return np.zeros((cluster.size, len(targets)))
         mask = incidence(cluster.rows, terms)
         sub = self._block[
             np.ix_([self._terms[t] for t in terms], [self._private[s] for s in targets])

@@ -73,6 +73,13 @@ def test_aba_puts_every_copy_right_where_random_placement_expects_a_third() -> N
     assert report.lift == pytest.approx(3.0)
 
 
+@pytest.mark.parametrize("method", ["aba", "mra", "rga"])
+def test_a_cluster_of_empty_rows_is_placed_blind(method: str) -> None:
+    release = release_from_counts(1, [([(), (), ()], {"hiv": 2}, {}, 0)], {}, {"hiv": 0.6})
+    guess = reassociate_private(release, BACKGROUND, method)
+    assert len(guess.clusters[0]["hiv"]) == 2
+
+
 def test_random_placement_puts_as_many_copies() -> None:
     guess = reassociate_private(RELEASE, None, "random", seed=1)
     assert {s: len(rows) for s, rows in guess.clusters[0].items()} == {"hiv": 2, "parole": 1}
