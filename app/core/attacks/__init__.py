@@ -12,6 +12,7 @@ Modules, one concept each:
 - :mod:`~app.core.attacks.anony`: private copies and row coherence on Anony-style releases.
 - :mod:`~app.core.attacks.anony_measures`: their ground truth, share against the random
   reconstruction, counterfeit-detection AUC.
+- :mod:`~app.core.attacks.audit`: ``audit_release``, the whole audit in one call.
 """
 
 from app.core.attacks.anony import PrivateGuess, reassociate_private, row_coherence
@@ -22,6 +23,7 @@ from app.core.attacks.anony_measures import (
     measure_private,
     row_sources,
 )
+from app.core.attacks.audit import AUDIT_PHASES, AuditParams, audit_release
 from app.core.attacks.breakage import BreakageReport, measure_reconstruction
 from app.core.attacks.reconstruct import (
     METHODS,
@@ -40,6 +42,8 @@ from app.core.attacks.scoring import (
 from app.core.attacks.selection import SELECTIONS, Selection
 
 __all__ = [
+    "AUDIT_PHASES",
+    "AuditParams",
     "METHODS",
     "SELECTIONS",
     "BreakageReport",
@@ -53,6 +57,7 @@ __all__ = [
     "Relatedness",
     "Selection",
     "TableRelatedness",
+    "audit_release",
     "auc",
     "counterfeit_auc",
     "measure_private",
