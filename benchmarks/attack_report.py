@@ -128,6 +128,20 @@ def _auc(rows: Rows) -> list[str]:
     return _table(header + ["AUC, rows of 2+ terms", "AUC row size (no semantics)"], body)
 
 
+def _spread(rows: Rows) -> list[str]:
+    body = [
+        [
+            r["corpus"],
+            _name(r),
+            str(r["seeds"]),
+            f"{_pct(r['accuracy'])} ± {_pct(r['accuracy_sd'])}",
+            f"{_pct(r['km_breakage'])} ± {_pct(r['km_breakage_sd'])}",
+        ]
+        for r in rows
+    ]
+    return _table(["corpus", "attack", "seeds", "accuracy", "k^m breakage"], body)
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The results section of ``docs/attacks.md``."""
     rows: Rows = results["disassociation"]
@@ -136,6 +150,14 @@ def markdown(results: dict[str, Any]) -> str:
         out += ["### Against disassociation", ""]
         out += _disassociation(rows, 5, 2)
         out += _sweep(rows, "accuracy") + _sweep(rows, "km_breakage")
+    if results.get("spread"):
+        out += ["**Spread over seeds** (k = 5, m = 2; mean ± sd):", ""]
+        out += _spread(results["spread"]) + [""]
+    if results.get("scorer_seconds"):
+        out += ["**Building the scorers** from the background (seconds, once per corpus):", ""]
+        seconds = results["scorer_seconds"].items()
+        body = [[c, f"{s['ngd']:.2f}", f"{s['we']:.2f}"] for c, s in seconds]
+        out += _table(["corpus", "NGD index", "skip-gram training"], body) + [""]
     if results["anony"]:
         out += ["### Against Anony-style releases: private copies", ""]
         out += _anony(results["anony"]) + [""]

@@ -7,6 +7,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from app.core.attacks import (
     CooccurrenceRelatedness,
     EmbeddingRelatedness,
@@ -27,7 +29,7 @@ from app.core.pipeline import publish
 from app.core.segen import choose_private_terms, segen
 from benchmarks.attack_data import AttackCorpus
 
-__all__ = ["ANONY_METHODS", "anony_style", "disassociation", "scorers", "timing"]
+__all__ = ["ANONY_METHODS", "anony_style", "disassociation", "scorers", "spread", "timing"]
 
 ANONY_METHODS = ("anony", "sanony", "kanony", "scomp", "wong", "inv")
 SELECTIONS = ("aba", "mra", "rga")
@@ -198,3 +200,39 @@ def timing(
     out["attack_s"] = out["private_s"] + out["coherence_s"]
     out["method"] = method
     return out
+
+
+def spread(
+    corpus: AttackCorpus,
+    scoring: dict[str, Relatedness],
+    k: int,
+    m: int,
+    seeds: Sequence[int],
+) -> list[dict[str, Any]]:
+    """Accuracy and k^m breakage of the random baseline and of ABA over several seeds (the
+    random slots, and the semantic attacks' tie-breaking), at one ``k``, ``m``: is the gap
+    larger than the baseline's own spread?"""
+    result = disassociate(corpus.published, DisassociationParams(k=k, m=m))
+    release = result.public()
+    runs = [("random", "-", None, False)]
+    runs += [
+        ("aba", name, rel, update) for name, rel in scoring.items() for update in (False, True)
+    ]
+    rows = []
+    for method, name, rel, update in runs:
+        values = [
+            measure_reconstruction(
+                corpus.published,
+                result,
+                reconstruct(release, rel, method, seed=seed, update=update),  # type: ignore[arg-type]
+            )
+            for seed in seeds
+        ]
+        row: dict[str, Any] = {"corpus": corpus.name, "k": k, "m": m, "method": method}
+        row.update({"scoring": name, "update": update, "seeds": len(seeds)})
+        for measure in ("accuracy", "km_breakage"):
+            series = np.array([getattr(v, measure) for v in values])
+            row[measure] = float(series.mean())
+            row[f"{measure}_sd"] = float(series.std(ddof=1)) if len(series) > 1 else 0.0
+        rows.append(row)
+    return rows

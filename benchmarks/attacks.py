@@ -25,7 +25,14 @@ from typing import Any
 from app.io.corpus import read_corpus
 from benchmarks.attack_data import load
 from benchmarks.attack_report import figures, markdown
-from benchmarks.attack_runs import ANONY_METHODS, anony_style, disassociation, scorers, timing
+from benchmarks.attack_runs import (
+    ANONY_METHODS,
+    anony_style,
+    disassociation,
+    scorers,
+    spread,
+    timing,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 MARK_START, MARK_END = "<!-- results -->", "<!-- /results -->"
@@ -34,7 +41,8 @@ MARK_START, MARK_END = "<!-- results -->", "<!-- /results -->"
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    p.add_argument("--parts", nargs="+", default=["disassociation", "anony", "timing"])
+    p.add_argument("--parts", nargs="+", default=["disassociation", "spread", "anony", "timing"])
+    p.add_argument("--spread-seeds", type=int, default=10)
     p.add_argument("--text", nargs="+", default=["LEE"], help="text corpora (LEE, WIKI)")
     p.add_argument("--clicks", nargs="+", default=["B1"], help="click-stream corpora (B1, B2)")
     p.add_argument("--ks", nargs="+", type=int, default=[2, 3, 4, 5, 6, 8, 10])
@@ -57,7 +65,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.quick:
         args.ks, args.ms, args.limit = [3, 5], [2], 400
         args.text_size, args.click_size, args.timing_rows = 200, 500, 5000
-    results: dict[str, Any] = {"disassociation": [], "anony": [], "timing": None}
+        args.spread_seeds = 3
+    results: dict[str, Any] = {"disassociation": [], "spread": [], "anony": [], "timing": None}
     results["command"] = "python -m benchmarks.attacks " + shlex.join(sys.argv[1:])
     results["seed"] = args.seed
     results["when"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -71,6 +80,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             results["disassociation"] += disassociation(
                 corpus, scoring, args.ks, args.ms, args.limit, args.seed, args.vpa_budget
             )
+        if "spread" in args.parts and corpus.has_meaning:
+            print(f"spread over seeds, {name}", flush=True)
+            seeds = range(args.spread_seeds)
+            results["spread"] += spread(corpus, scoring, 5, 2, seeds)
         if "anony" in args.parts:
             size = args.text_size if corpus.has_meaning else args.click_size
             print(f"anony-style releases of {name}", flush=True)
