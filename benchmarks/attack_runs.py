@@ -21,6 +21,7 @@ from app.core.attacks import (
     row_coherence,
     row_sources,
 )
+from app.core.attacks.anony_measures import Holds, holds_term
 from app.core.disassociation import DisassociationParams, disassociate, tlost
 from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, ReleaseLedger, Transaction
@@ -130,6 +131,15 @@ def _series(
     return batch, publication.release, publication.ledger, seconds
 
 
+def _holds(method: str, private: frozenset[str]) -> Holds:
+    """Inv publishes one value per private set (SPEC 9); the others publish terms."""
+    if method != "inv":
+        return holds_term
+    from app.core.inv import sensitive_value
+
+    return lambda t, value: sensitive_value(t.terms & private) == value
+
+
 def anony_style(
     corpus: AttackCorpus,
     scoring: dict[str, Relatedness],
@@ -150,6 +160,7 @@ def anony_style(
             rows.append({"corpus": corpus.name, "method": method, "error": repr(error)})
             continue
         sources = row_sources(raw, release, ledger)
+        holds = _holds(method, private)
         base = {"corpus": corpus.name, "method": method, "rows": release.n_rows}
         base["counterfeits"] = ledger.counterfeit_rows
         base["publish_s"] = publish_s
@@ -158,7 +169,7 @@ def anony_style(
                 started = time.perf_counter()
                 guess = reassociate_private(release, rel, selection, seed=seed)
                 attack_s = time.perf_counter() - started
-                report = measure_private(raw, sources, guess, release)
+                report = measure_private(raw, sources, guess, release, holds)
                 rows.append(
                     {
                         **base,

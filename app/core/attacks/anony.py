@@ -68,23 +68,17 @@ def reassociate_private(
     clusters = []
     for cluster in release.clusters:
         targets = sorted(cluster.private_terms())
-        tiebreak = rng.random(cluster.size)
+        # One draw per target: blind placements of two terms must not follow each other.
+        tiebreak = rng.random((cluster.size, len(targets)))
         if block is None or not targets:
             scores = np.zeros((cluster.size, len(targets)))
         else:
             scores = block.scores(cluster, targets, method)  # type: ignore[arg-type]
-        clusters.append(
-            {
-                s: tuple(
-                    sorted(
-                        best_anchors(
-                            scores[:, j], min(cluster.n_s(s), cluster.size), None, tiebreak
-                        )
-                    )
-                )
-                for j, s in enumerate(targets)
-            }
-        )
+        chosen = {}
+        for j, s in enumerate(targets):
+            count = min(cluster.n_s(s), cluster.size)
+            chosen[s] = tuple(sorted(best_anchors(scores[:, j], count, None, tiebreak[:, j])))
+        clusters.append(chosen)
     return PrivateGuess(str(method), tuple(clusters))
 
 

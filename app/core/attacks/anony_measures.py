@@ -9,7 +9,7 @@ requirement.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,9 +19,26 @@ from app.core.attacks.anony import PrivateGuess
 from app.core.errors import InvalidCorpus
 from app.core.model import PublishedRelease, ReleaseLedger, Transaction
 
-__all__ = ["PrivateReport", "auc", "counterfeit_auc", "measure_private", "row_sources"]
+__all__ = [
+    "Holds",
+    "PrivateReport",
+    "auc",
+    "counterfeit_auc",
+    "holds_term",
+    "measure_private",
+    "row_sources",
+]
 
 Sources = list[list[int | None]]
+
+#: Whether a raw transaction holds a published private value. Most methods publish private
+#: terms (the default test, ``s in terms``); Inv publishes one value per private set.
+Holds = Callable[[Transaction, str], bool]
+
+
+def holds_term(transaction: Transaction, value: str) -> bool:
+    """The default :data:`Holds`: the transaction holds the private term."""
+    return value in transaction.terms
 
 
 def row_sources(
@@ -74,16 +91,19 @@ class PrivateReport:
 
 
 def measure_private(
-    corpus: Sequence[Transaction], sources: Sources, guess: PrivateGuess, release: PublishedRelease
+    corpus: Sequence[Transaction],
+    sources: Sources,
+    guess: PrivateGuess,
+    release: PublishedRelease,
+    holds: Holds = holds_term,
 ) -> PrivateReport:
-    """Score a :class:`~app.core.attacks.anony.PrivateGuess` against the raw transactions."""
+    """Score a :class:`~app.core.attacks.anony.PrivateGuess` against the raw transactions;
+    ``holds`` says whether a transaction holds a published private value."""
     copies = hits = 0
     prior = expected = 0.0
     for cluster, srcs, chosen in zip(release.clusters, sources, guess.clusters, strict=True):
         for s, rows in chosen.items():
-            holders = {
-                p for p, src in enumerate(srcs) if src is not None and s in corpus[src].terms
-            }
+            holders = {p for p, src in enumerate(srcs) if src is not None and holds(corpus[src], s)}
             n = len(rows)
             copies += n
             hits += len(holders.intersection(rows))

@@ -12,7 +12,13 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from app.core.attacks.anony import reassociate_private, row_coherence
-from app.core.attacks.anony_measures import counterfeit_auc, measure_private, row_sources
+from app.core.attacks.anony_measures import (
+    Holds,
+    counterfeit_auc,
+    holds_term,
+    measure_private,
+    row_sources,
+)
 from app.core.attacks.scoring import CooccurrenceRelatedness, EmbeddingRelatedness, Relatedness
 from app.core.attacks.selection import SELECTIONS, Selection
 from app.core.errors import InvalidParameter
@@ -56,6 +62,7 @@ def audit_release(
     background: Sequence[Sequence[str]],
     params: AuditParams | None = None,
     progress: ProgressCallback | None = None,
+    holds: Holds = holds_term,
 ) -> dict[str, Any]:
     """Attack ``release`` with relatedness learnt from ``background`` and score the attack.
 
@@ -72,6 +79,9 @@ def audit_release(
         :class:`AuditParams`.
     progress:
         Called with ``(phase, overall fraction)``, phases :data:`AUDIT_PHASES`.
+    holds:
+        Whether a raw transaction holds a published private value (Inv publishes one value
+        per private set: pass a test comparing that value).
 
     Returns
     -------
@@ -93,10 +103,12 @@ def audit_release(
     attacks = [(s, n, r) for n, r in scorers.items() for s in params.selections]
     for done, (selection, name, relatedness) in enumerate(attacks):
         guess = reassociate_private(release, relatedness, selection, seed=params.seed)
-        private[f"{selection}-{name}"] = asdict(measure_private(corpus, sources, guess, release))
+        private[f"{selection}-{name}"] = asdict(
+            measure_private(corpus, sources, guess, release, holds)
+        )
         report("private", (done + 1) / (len(attacks) + 1))
     guess = reassociate_private(release, None, "random", seed=params.seed)
-    private["random"] = asdict(measure_private(corpus, sources, guess, release))
+    private["random"] = asdict(measure_private(corpus, sources, guess, release, holds))
     report("coherence")
     detection: dict[str, dict[str, float]] = {}
     if ledger.counterfeit_rows:

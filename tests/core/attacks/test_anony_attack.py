@@ -119,3 +119,24 @@ def test_every_method_release_can_be_attacked_and_scored(method: str) -> None:
             min(c.n_s(s), c.size) for c in release.clusters for s in c.private_terms()
         )
         assert 0 <= report.on_true_row <= report.copies
+
+
+def test_inv_values_are_scored_with_their_own_holding_test() -> None:
+    from app.core.inv import sensitive_value
+
+    corpus = world(120, 5)
+    publication = publish("inv", SeriesHistory(), corpus, PRIVATE, PublishParams(cluster_size=6))
+    release, ledger = publication.release, publication.ledger
+    sources = row_sources(corpus, release, ledger)
+    guess = reassociate_private(release, None, "random", seed=0)
+    as_terms = measure_private(corpus, sources, guess, release)
+    as_values = measure_private(
+        corpus,
+        sources,
+        guess,
+        release,
+        lambda t, value: sensitive_value(t.terms & PRIVATE) == value,
+    )
+    # Inv publishes NULL and "hiv|parole" as values no transaction holds as a term.
+    assert as_values.random_expected > as_terms.random_expected
+    assert as_values.on_true_row >= as_terms.on_true_row
