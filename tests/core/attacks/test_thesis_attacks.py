@@ -133,3 +133,16 @@ def test_table_4_2_measures_of_the_aba_reconstruction() -> None:
     assert (report.protected_itemsets, report.km_breakage) == (14, pytest.approx(12 / 14))
     assert report.accuracy_term_chunk == 1.0
     assert report.accuracy_record_chunks == 0.5  # records 3 and 4 hold tumor and biopsy
+
+
+def test_updated_anchors_gather_related_terms_on_one_record() -> None:
+    # Four records with nothing in C_1: only what was placed before can guide a term.
+    blind = DisassociatedRelease(2, 2, (PublicCluster(4, (), ("cough", "fever")),), ())
+    relatedness = TableRelatedness({("cough", "fever"): 0.9})
+
+    def together(update: bool, seed: int) -> bool:
+        added = reconstruct(blind, relatedness, "aba", seed=seed, update=update).clusters[0].added
+        return any(a == {"cough", "fever"} for a in added)
+
+    assert all(together(True, seed) for seed in range(10))
+    assert not all(together(False, seed) for seed in range(10))
