@@ -4,7 +4,7 @@ of the attack against that of publication. Writes ``benchmarks/results/attacks.j
 figures under ``docs/figures/`` and the results section of ``docs/attacks.md`` (between its
 ``<!-- results -->`` markers; the prose around them is kept).
 
-    python -m benchmarks.attacks                     # the full run (about 15 min, 1 core)
+    python -m benchmarks.attacks                     # the full run (about 20 min, 1 core)
     python -m benchmarks.attacks --quick             # small sizes, a smoke test
     python -m benchmarks.attacks --parts disassociation --ks 5 --ms 2
 
