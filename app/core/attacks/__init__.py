@@ -1,0 +1,70 @@
+"""Semantic attacks (SPEC 11; thesis chapters 4-5): what knowing which terms go together in
+the world reveals of a release.
+
+Modules, one concept each:
+
+- :mod:`~app.core.attacks.scoring`: relatedness from a background corpus (offline NGD,
+  formula 4.1; skip-gram embeddings).
+- :mod:`~app.core.attacks.selection`: ABA, RGA, MRA (Algorithms 6-8, formulas 4.3, 4.5).
+- :mod:`~app.core.attacks.reconstruct`: the attack on disassociated releases (Algorithm 5),
+  with :mod:`~app.core.attacks.vpa` (Algorithm 9) and the random baseline.
+- :mod:`~app.core.attacks.breakage`: accuracy (5.4), transactions and k^m-anonymity breakage.
+- :mod:`~app.core.attacks.anony`: private copies and row coherence on Anony-style releases.
+- :mod:`~app.core.attacks.anony_measures`: their ground truth, share against the random
+  reconstruction, counterfeit-detection AUC.
+- :mod:`~app.core.attacks.audit`: ``audit_release``, the whole audit in one call.
+"""
+
+from app.core.attacks.anony import PrivateGuess, reassociate_private, row_coherence
+from app.core.attacks.anony_measures import (
+    PrivateReport,
+    auc,
+    counterfeit_auc,
+    measure_private,
+    row_sources,
+)
+from app.core.attacks.audit import AUDIT_PHASES, AuditParams, audit_release
+from app.core.attacks.breakage import BreakageReport, measure_reconstruction
+from app.core.attacks.reconstruct import (
+    METHODS,
+    Method,
+    ReconstructedCluster,
+    Reconstruction,
+    reconstruct,
+)
+from app.core.attacks.scoring import (
+    CooccurrenceRelatedness,
+    EmbeddingRelatedness,
+    Relatedness,
+    TableRelatedness,
+    ngd,
+)
+from app.core.attacks.selection import SELECTIONS, Selection
+
+__all__ = [
+    "AUDIT_PHASES",
+    "AuditParams",
+    "METHODS",
+    "SELECTIONS",
+    "BreakageReport",
+    "CooccurrenceRelatedness",
+    "EmbeddingRelatedness",
+    "Method",
+    "PrivateGuess",
+    "PrivateReport",
+    "ReconstructedCluster",
+    "Reconstruction",
+    "Relatedness",
+    "Selection",
+    "TableRelatedness",
+    "audit_release",
+    "auc",
+    "counterfeit_auc",
+    "measure_private",
+    "measure_reconstruction",
+    "ngd",
+    "reassociate_private",
+    "reconstruct",
+    "row_coherence",
+    "row_sources",
+]
