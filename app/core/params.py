@@ -17,7 +17,7 @@ METHODS: tuple[str, ...] = ("sanony", "anony", "wong", "kanony", "scomp", "inv")
 _COMMON = ("r_th", "cluster_size", "seed")
 _SERIAL = (
     "anony_r_th", "max_repair_rounds", "backward", "forward_perturbation", "align",
-    "max_suppression",
+    "max_suppression", "suppression_floor",
 )
 
 #: Default Anony threshold of Sanony/Kanony as a share of ``r_th``: the headroom lets a
@@ -45,7 +45,9 @@ class PublishParams:
     ``forward_perturbation`` runs FP1 (off by default, docs/methods.md); ``align`` gives the
     copies that a new cluster's published cover would expose, and those of clusters of one
     repeated set, to the global bag before BP (docs/methods.md); ``max_suppression``
-    the share of a release's private copies that may be suppressed as the last resort;
+    the share of a release's private copies that may be suppressed as the last resort, and
+    ``suppression_floor`` the copies that may be suppressed whatever that share (a small
+    release's 1% is 0 or 1 copy, less than one new private term needs: docs/methods.md);
     ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` for every
     random choice;
     ``max_repair_rounds`` guard of the Sanony post-condition loop; Wong's ``l``,
@@ -59,6 +61,7 @@ class PublishParams:
     forward_perturbation: bool = False
     align: bool = True
     max_suppression: float = 0.01
+    suppression_floor: int = 3
     cluster_size: int = 10
     seed: int = 0
     max_repair_rounds: int = 200
@@ -161,6 +164,7 @@ def _validate(p: PublishParams) -> None:
         "must be 'where_needed' or 'every_overlap'",
     )
     _check("max_suppression", 0 <= p.max_suppression <= 1, "must be between 0 and 1")
+    _check("suppression_floor", 0 <= p.suppression_floor <= 10**6, "must be between 0 and 1000000")
     _check("cluster_size", 1 <= p.cluster_size <= 100_000, "must be between 1 and 100000")
     _check("seed", 0 <= p.seed < 2**63, "must be a non-negative 63-bit integer")
     _check("max_repair_rounds", 1 <= p.max_repair_rounds <= 100_000, "must be between 1 and 100000")

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
-from app.core.model import Transaction
+from app.core.model import Publication, Transaction
 from app.core.params import parse_params
 from app.core.pipeline import publish
 from tests.core.series_strategies import SmallSeries, build_series
@@ -72,8 +72,9 @@ def _publish_checked(method: str, series: SmallSeries, extra: dict[str, object])
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
         assert violations(history.releases, series.r_th) == []
-        assert sum(publication.ledger.suppressed.values()) <= params.max_suppression * sum(
-            len(t.terms & series.private_terms) for t in corpus
+        copies = sum(len(t.terms & series.private_terms) for t in corpus)
+        assert sum(publication.ledger.suppressed.values()) <= max(
+            params.max_suppression * copies, params.suppression_floor
         )
     return len(history.releases)
 
@@ -120,3 +121,54 @@ def test_hard_series_never_leak_and_mostly_publish() -> None:
         except PublicationFailed:
             failed += 1
     assert failed <= 8, f"{failed} of 40 hard series failed to publish"
+
+
+def _new_term_series() -> tuple[list[list[Transaction]], frozenset[str]]:
+    """Two releases of 40 rows sharing 20 individuals; release 2 brings ``X``, a private term
+    no earlier release holds, on two rows outside the overlap: the global composition lifts
+    those rows by (N - n_X)/(N - n_X - o) = 38/18, over r_th = 1.6 whatever a counterfeit adds
+    in one step (SPEC 5, "Suppression, the last resort")."""
+    vocabulary = [f"t{i}" for i in range(30)]
+
+    def row(i: int) -> frozenset[str]:
+        return frozenset(random.Random(i).sample(vocabulary, 2))
+
+    def hiv(i: int) -> set[str]:
+        return {"HIV"} if i % 5 == 0 else set()
+
+    first = [Transaction(row(i) | hiv(i), f"p{i}") for i in range(40)]
+    second = [
+        Transaction(row(i) | hiv(i) | ({"X"} if i in (55, 57) else set()), f"p{i}")
+        for i in range(20, 60)
+    ]
+    return [first, second], frozenset({"HIV", "X"})
+
+
+def _publish_all(
+    corpora: list[list[Transaction]], private: frozenset[str], extra: dict[str, object]
+) -> Publication:
+    params = parse_params("sanony", {"r_th": 1.6, "cluster_size": 4, "seed": 1, **extra})
+    history = SeriesHistory()
+    for corpus in corpora:
+        publication = publish("sanony", history, corpus, private, params)
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+    assert violations(history.releases, 1.6) == []
+    return publication
+
+
+def test_a_new_private_term_is_suppressed_at_once_within_the_floor() -> None:
+    """A small release's 1% budget is 0 copies; the floor (3) lets the new term's copies go at
+    once, and no counterfeit is spent on rows that counterfeits barely lower."""
+    corpora, private = _new_term_series()
+    publication = _publish_all(corpora, private, {})
+    assert set(publication.ledger.suppressed) == {"X"}
+    assert 1 <= publication.ledger.suppressed["X"] <= 2
+    assert publication.report["counterfeits_by_phase"]["repair"] == 0
+
+
+def test_without_a_suppression_budget_counterfeits_still_mend_the_new_term() -> None:
+    corpora, private = _new_term_series()
+    publication = _publish_all(corpora, private, {"max_suppression": 0.0, "suppression_floor": 0})
+    assert publication.ledger.suppressed == {}
+    assert publication.report["counterfeits_by_phase"]["repair"] > 0

@@ -56,6 +56,8 @@ class Perturber:
         self._term_index: dict[str, set[int]] | None = None
         self.bp_global = 0
         self.bp_pinned_only = False
+        #: True copies moved from the global bag back into clusters by BP, per term.
+        self.restored: Counter[str] = Counter()
 
     # -- adding counterfeits ---------------------------------------------------------------
 
@@ -134,13 +136,51 @@ class Perturber:
             if not needs:
                 break
             for c, (need_s, need_sbar) in sorted(needs.items()):
+                need_s = self._restore_from_bag(c, need_s)
                 terms = {*need_s, *need_sbar}
                 rows = max((need_s.get(s, 0) + need_sbar.get(s, 0) for s in terms), default=0)
                 if rows:
                     self.add(c, rows, need_s, "bp")
                     added += rows
+        self._lower_shares()
         self.bp_global = self._backward_global()
         return added + self.bp_global
+
+    def _restore_from_bag(self, c: int, need_s: dict[str, int]) -> dict[str, int]:
+        """Meet Lemma 4's ``f2`` shortfall with true copies of s from the release's global bag
+        before s-counterfeits: a copy moved back raises ``N(s, C)`` as an s-counterfeit does,
+        costs no row, and leaves the release's totals (so ``ss`` and the global composition)
+        unchanged. Returns the shortfall left for counterfeits."""
+        bag = self.release.global_bag
+        cluster = self.release.clusters[c]
+        left: dict[str, int] = {}
+        for s, k in need_s.items():
+            take = min(k, bag.get(s, 0))
+            if take:
+                cluster.private_counts[s] += take
+                bag[s] -= take
+                if not bag[s]:
+                    del bag[s]
+                self.restored[s] += take
+            if k - take:
+                left[s] = k - take
+        return left
+
+    def _lower_shares(self) -> None:
+        """``J_s(C)`` (formula 3) follows the smaller bag; a share is never raised here."""
+        n_rows = sum(cluster.n_true for cluster in self.release.clusters)
+        for s in self.restored:
+            in_bag = self.release.global_bag.get(s, 0)
+            for cluster in self.release.clusters:
+                share = cluster.global_share.get(s, 0)
+                if not share:
+                    continue
+                formula = round(cluster.n_true * in_bag / n_rows) if n_rows else 0
+                if formula < share:
+                    if formula:
+                        cluster.global_share[s] = formula
+                    else:
+                        del cluster.global_share[s]
 
     def _needs_of_violations(
         self, r_th: float

@@ -39,12 +39,22 @@ class Repairer:
         perturber: Perturber,
         r_th: float,
         max_suppression: float = 0.0,
+        suppression_floor: int = 0,
     ) -> None:
         self.state = state
         self.j = j
         self.perturber = perturber
         self.r_th = r_th
-        self.suppressor = Suppressor(state, j, max_suppression)
+        self.suppressor = Suppressor(state, j, max_suppression, suppression_floor)
+        #: Private terms with a copy in some other release (they never change: only release j
+        #: is being built).
+        self._held_elsewhere = frozenset(
+            s
+            for k, release in enumerate(state.releases)
+            if k != j
+            for s, copies in release.totals().items()
+            if copies
+        )
 
     def violations(self) -> list[Violation]:
         """Rows over ``r_th``: the new release in full; published releases where they changed.
@@ -67,6 +77,7 @@ class Repairer:
         added = 0
         best: tuple[int, float] | None = None
         stalled = 0
+        resorting = False
         for round_no in range(max_rounds + 1):
             progress(min(round_no / max(max_rounds, 1), 1.0))
             found = self.violations()
@@ -79,7 +90,15 @@ class Repairer:
                 stalled += 1
             if round_no == max_rounds or stalled >= 2 * _STALL_ROUNDS:
                 break
-            if stalled >= _STALL_ROUNDS or self.suppressor.suppressed:
+            hopeless = [v for v in found if self._hopeless(v)]
+            if hopeless and self.suppressor.suppress(hopeless):
+                # No counterfeit lowers these rows: suppress at once rather than pile up
+                # counterfeits for _STALL_ROUNDS rounds first.
+                best, stalled = None, 0
+                continue
+            if stalled >= _STALL_ROUNDS:
+                resorting = True
+            if resorting:
                 # Counterfeits no longer help the new release's rows: suppression, the last
                 # resort (SPEC 5). Published rows can only be mended by counterfeits.
                 published = [v for v in found if v[0][0] != self.j]
@@ -114,6 +133,16 @@ class Repairer:
                 ],
             },
         )
+
+    def _hopeless(self, violation: Violation) -> bool:
+        """A row of the new release lifted by the global composition for a term that no earlier
+        release holds (SPEC 5's named case): every earlier release pins the overlap's copies
+        of s at 0, so the rows outside each overlap carry all of them and counterfeits only
+        shift the lift ``(N - n_s)/(N - n_s - o)`` by a fraction of a percent per row."""
+        ref, _row, s, _risk, kind = violation
+        if ref[0] != self.j or kind != "global":
+            return False
+        return s not in self._held_elsewhere
 
     def _mend(self, found: list[Violation]) -> int:
         done: set[tuple[object, ...]] = set()

@@ -233,7 +233,9 @@ def publish_sanony(
     fp2 = perturber.fp2(params.r_th)
     lap("fp2")
     report("verify")
-    repairer = Repairer(state, j, perturber, params.r_th, params.max_suppression)
+    repairer = Repairer(
+        state, j, perturber, params.r_th, params.max_suppression, params.suppression_floor
+    )
     rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
     lap("verify")
     published, ledger = finalise(release, corpus, partition, seed, private_terms)

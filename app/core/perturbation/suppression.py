@@ -32,11 +32,15 @@ Violation = tuple[ClusterRef, Row, str, float, str]
 class Suppressor:
     """Removes copies of private terms from release ``j`` within a budget."""
 
-    def __init__(self, state: SeriesState, j: int, max_share: float) -> None:
+    def __init__(self, state: SeriesState, j: int, max_share: float, floor: int = 0) -> None:
         self.state = state
         self.j = j
         release = state.releases[j]
-        self.budget = math.floor(max_share * sum(release.totals().values()) + 1e-9)
+        copies = sum(release.totals().values())
+        # The share alone gives a release of 90 private copies no budget at all at 1%, yet a
+        # private term new to it (held by 1-3 rows) can only be protected by suppression: the
+        # floor keeps such small releases publishable (docs/methods.md, "Suppression").
+        self.budget = min(copies, max(math.floor(max_share * copies + 1e-9), floor))
         self.suppressed: Counter[str] = Counter()
         #: Copies taken from each cluster's segment (position -> term -> copies).
         self.by_cluster: dict[int, Counter[str]] = {}
