@@ -40,5 +40,6 @@ class AttackRepository:
         await self.session.flush()
 
     async def report(self, release_id: int) -> AttackReport | None:
-        return await self.session.scalar(
+        found: AttackReport | None = await self.session.scalar(
             select(AttackReport).where(AttackReport.release_id == release_id))
+        return found
