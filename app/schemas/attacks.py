@@ -14,6 +14,7 @@ _EXAMPLE: dict[str, Any] = {
     "settings": {"enabled": True, "scoring": "ngd", "selection": ["aba", "mra", "rga"],
                  "background": "published", "seed": None, "window": 5},
     "background_transactions": 1396, "rows": 698, "counterfeit_rows": 198,
+    "tracing": "individuals", "ambiguous_rows": 0,
     "private_copies": {"aba-ngd": _ATTACK, "mra-ngd": _ATTACK, "rga-ngd": _ATTACK,
                        "random": {**_ATTACK, "on_true_row": 11, "share": 0.0917, "lift": 1.0}},
     "best": {"attack": "mra-ngd", **_ATTACK, "lift_over_prior": 2.34},
@@ -51,12 +52,19 @@ class AttackReportOut(BaseModel):
         description="skipped: nothing could be scored (see reason)")
     reason: str | None = Field(
         description="Why it was skipped: no_background, no_background_uploaded, "
-                    "missing_individuals or repeated_individuals (rows are traced to their "
-                    "transactions by a unique individual), method_not_supported")
+                    "untraceable_rows (a published row matches no transaction: generalised "
+                    "rows), method_not_supported")
     settings: dict[str, Any] = Field(description="The series' semantic_audit as it ran")
     background_transactions: int = Field(description="Transactions the attacker learnt from")
     rows: int | None = Field(None, description="Rows of the release, counterfeits included")
     counterfeit_rows: int | None = Field(None, description="Counterfeit rows (ledger)")
+    tracing: Literal["individuals", "content"] | None = Field(
+        None, description="How true rows were traced to their transactions: by the unique "
+                          "individual of each, or by content when individuals are missing "
+                          "or repeat")
+    ambiguous_rows: int | None = Field(
+        None, description="Content tracing: true rows equal to a row of another cluster, "
+                          "possibly matched to the wrong transaction")
     private_copies: dict[str, PrivateCopiesOut] | None = Field(
         None, description="Per attack (selection-scoring, and the random baseline)")
     best: BestAttackOut | None = Field(None, description="The semantic attack with the "

@@ -68,6 +68,7 @@ async def test_each_job_keeps_an_attack_report_for_auditors(client: httpx.AsyncC
         assert response.status_code == 200, response.text
         report = response.json()
         assert report["status"] == "done" and report["release_no"] == number
+        assert (report["tracing"], report["ambiguous_rows"]) == ("individuals", 0)
         assert set(report["private_copies"]) == {"aba-ngd", "mra-ngd", "random"}
         # The background is every public row up to this release.
         assert report["background_transactions"] == sum(
@@ -148,13 +149,16 @@ async def test_the_uploaded_background(client: httpx.AsyncClient) -> None:
     assert second["status"] == "done" and second["background_transactions"] == 200
 
 
-async def test_rows_without_individuals_are_not_scored(client: httpx.AsyncClient) -> None:
+async def test_rows_without_individuals_are_traced_by_content(
+    client: httpx.AsyncClient,
+) -> None:
     await create_series(client, "anonymous", private_terms=list(TOPICS), params=AUDITED)
     publisher = await create_key(client, "publisher", "anonymous")
     body = {"transactions": [{"terms": t} for t in _transactions(1)]}
     await _publish(client, "anonymous", 1, publisher, body)
     report = (await client.get("/v1/series/anonymous/releases/1/attacks", headers=ADMIN)).json()
-    assert (report["status"], report["reason"]) == ("skipped", "missing_individuals")
+    assert (report["status"], report["tracing"]) == ("done", "content")
+    assert report["private_copies"]["random"]["copies"] > 0
 
 
 async def test_a_failed_audit_publishes_nothing(client: httpx.AsyncClient,

@@ -2,7 +2,7 @@
 
 :func:`~app.core.attacks.audit.audit_release` attacks and measures; this module decides what
 the attacker knows (:func:`published_background`), when the attack cannot be scored
-(:func:`untraceable`) and what of it is kept (:func:`audit_report`): aggregate measures and
+(:func:`untraceable`, then :func:`~app.core.attacks.tracing.trace_by_content`) and what of it is kept (:func:`audit_report`): aggregate measures and
 run times only, never a term, a row or an individual, so that the report may be shown to
 whoever may see the ledger's totals.
 """
@@ -17,6 +17,8 @@ from typing import Any
 from app.core.attacks.anony_measures import Holds, holds_term
 from app.core.attacks.audit import audit_release
 from app.core.attacks.settings import AuditSettings
+from app.core.attacks.tracing import trace_by_content
+from app.core.errors import InvalidCorpus
 from app.core.model import PublishedRelease, ReleaseLedger, Transaction
 from app.core.progress import ProgressCallback
 
@@ -106,9 +108,13 @@ def audit_report(
         return skipped_report("method_not_supported", settings, len(background))
     if not background:
         return skipped_report("no_background", settings, 0)
-    reason = untraceable(corpus)
-    if reason is not None:
-        return skipped_report(reason, settings, len(background))
+    tracing, ambiguous = "individuals", 0
+    if untraceable(corpus) is not None:
+        try:
+            corpus, ledger, ambiguous = trace_by_content(corpus, release, ledger)
+        except InvalidCorpus:
+            return skipped_report("untraceable_rows", settings, len(background))
+        tracing = "content"
     raw = audit_release(corpus, release, ledger, background,
                         settings.audit_params(series_seed), progress,
                         holds_for(method, release.private_terms))
@@ -121,6 +127,8 @@ def audit_report(
         "settings": settings.as_dict(),
         "background_transactions": len(background),
         "rows": release.n_rows,
+        "tracing": tracing,
+        "ambiguous_rows": ambiguous,
         "counterfeit_rows": ledger.counterfeit_rows,
         "private_copies": private,
         "best": {"attack": best, **semantic[best],
