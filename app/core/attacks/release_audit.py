@@ -1,10 +1,11 @@
 """The audit a publication job keeps for auditors (SPEC 11): background, attack, report.
 
 :func:`~app.core.attacks.audit.audit_release` attacks and measures; this module decides what
-the attacker knows (:func:`published_background`), when the attack cannot be scored
-(:func:`untraceable`, then :func:`~app.core.attacks.tracing.trace_by_content`) and what of it is kept (:func:`audit_report`): aggregate measures and
-run times only, never a term, a row or an individual, so that the report may be shown to
-whoever may see the ledger's totals.
+the attacker knows (:func:`published_background`), how rows are traced to their
+transactions (by individual, else :func:`~app.core.attacks.tracing.trace_by_content`) and
+what of it is kept (:func:`audit_report`): aggregate measures and run times only, never a
+term, a row or an individual, so that the report may be shown to whoever may see the
+ledger's totals.
 """
 
 from __future__ import annotations

@@ -54,7 +54,9 @@ def test_the_seed_defaults_to_the_series_seed() -> None:
     assert AuditSettings(seed=3).audit_params(11).seed == 3
 
 
-def test_published_background_is_rows_with_their_cluster_private_terms(published: Published) -> None:
+def test_published_background_is_rows_with_their_clusters_private_terms(
+    published: Published,
+) -> None:
     _, publication = published
     background = published_background([publication.release])
     assert len(background) == publication.release.n_rows
@@ -106,7 +108,8 @@ def test_the_report_holds_aggregates_only(published: Published) -> None:
 @pytest.mark.parametrize(("background", "method", "reason"), [
     ([], "sanony", "no_background"), ([["a"]], "disassociation", "method_not_supported"),
 ])
-def test_skipped(published: Published, background: list[list[str]], method: str, reason: str) -> None:
+def test_skipped(published: Published, background: list[list[str]], method: str,
+                 reason: str) -> None:
     corpus, publication = published
     report = audit_report(corpus, publication.release, publication.ledger, background,
                           AuditSettings(enabled=True), method=method)
