@@ -28,6 +28,8 @@ _EXAMPLE: dict[str, Any] = {
 class PrivateCopiesOut(BaseModel):
     """How many private copies one attack put on a row truly holding the term."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [_ATTACK]})
+
     copies: int = Field(description="Private copies the attack placed")
     on_true_row: int = Field(description="Of those, placed on a row whose transaction holds it")
     share: float = Field(description="on_true_row / copies: the reassociation accuracy")
@@ -37,6 +39,8 @@ class PrivateCopiesOut(BaseModel):
 
 
 class BestAttackOut(PrivateCopiesOut):
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE["best"]]})
+
     attack: str = Field(description="Selection and scoring, e.g. mra-ngd")
     lift_over_prior: float | None = Field(description="share / prior")
 

@@ -174,3 +174,12 @@ async def test_a_failed_audit_publishes_nothing(client: httpx.AsyncClient,
     assert job["status"] == "failed"
     releases = await client.get("/v1/series/fragile/releases", headers=ADMIN)
     assert releases.json() == []
+
+
+async def test_openapi_documents_the_audit(client: httpx.AsyncClient) -> None:
+    paths = (await client.get("/openapi.json")).json()["paths"]
+    read = paths["/v1/series/{name}/releases/{release_no}/attacks"]["get"]
+    assert read["responses"]["200"]["content"]["application/json"]["example"]["best"]
+    assert {"401", "403", "404"} <= set(read["responses"])
+    upload = paths["/v1/series/{name}/background"]["put"]["requestBody"]["content"]
+    assert {"text/plain", "text/csv", "application/json"} == set(upload)

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from app.api.deps import PrincipalDep, ReleaseNo, RuntimeDep, SessionDep, StandalonePrincipalDep
+from app.api.openapi import RELEASE_BODY
 from app.api.routes.releases import upload_limits
 from app.schemas.attacks import AttackReportOut, BackgroundOut
 from app.schemas.errors import error_responses
@@ -24,7 +25,8 @@ _BACKGROUND_BODY: dict[str, Any] = {
                    "space (or CSV with a terms column, or the JSON of a release), UTF-8, the "
                    "same limits as a release. Never the raw snapshots themselves: it is what "
                    "the attacker is assumed to know of the world.",
-    "content": {"text/plain": {"schema": {"type": "string"},
+    "content": {**RELEASE_BODY["content"],
+                "text/plain": {"schema": {"type": "string"},
                                "example": "theft arson HIV\nfraud forgery\narson cancer\n"}},
 }
 
