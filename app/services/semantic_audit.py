@@ -6,6 +6,10 @@ is marked succeeded (which drops the raw snapshot): the report is written in the
 transaction, so a release and its report are committed together or not at all. Ground truth
 is the job's own input, read again from ``job_inputs``: it is still there, and reading it
 here keeps the job's code to one call.
+
+The attack runs in a thread: it is numpy and scipy over a release already in memory, at most
+a fraction of the publication's time (docs/attacks.md). A job cancelled meanwhile rolls back
+at once; the thread finishes its computation and its result is dropped.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ report the publication job keeps, who reads it, the background upload, all or no
 
 from __future__ import annotations
 
+import asyncio
 import random
+import threading
 from typing import Any
 
 import httpx
@@ -183,3 +185,31 @@ async def test_openapi_documents_the_audit(client: httpx.AsyncClient) -> None:
     assert {"401", "403", "404"} <= set(read["responses"])
     upload = paths["/v1/series/{name}/background"]["put"]["requestBody"]["content"]
     assert {"text/plain", "text/csv", "application/json"} == set(upload)
+
+
+async def test_the_job_shows_the_audit_s_progress(client: httpx.AsyncClient,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    real = semantic_audit.audit_report
+
+    def held(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        kwargs["progress"]("private", 0.5)
+        release.wait(30)  # until the test has seen the job in phase attack
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(semantic_audit, "audit_report", held)
+    await create_series(client, "watched", private_terms=list(TOPICS), params=AUDITED)
+    publisher = await create_key(client, "publisher", "watched")
+    posted = await client.post("/v1/series/watched/releases", headers=publisher, json=_body(1))
+    job_id = posted.json()["id"]
+    try:
+        for _ in range(200):
+            job = (await client.get(f"/v1/jobs/{job_id}", headers=publisher)).json()
+            if job["phase"] == "attack" and job["progress"] > 0.9:
+                break
+            await asyncio.sleep(0.05)
+        assert (job["status"], job["phase"]) == ("running", "attack")
+        assert 5 / 6 < job["progress"] < 1
+    finally:
+        release.set()
+    assert (await wait_job(client, job_id, ADMIN))["status"] == "succeeded"
