@@ -7,7 +7,9 @@ Each corpus is a FIMI text file (one transaction a line, terms separated by whit
 a JSON file (a list of transactions, ``{"terms": [...], "individual"?, "cluster"?}``). Each
 release is written as the public JSON of API.md (``release-001.json``, ...); ``risk.json``
 holds the serial risk of every release once the whole series is out, and ``report.json``
-what each publication did (counterfeits by phase, timings).
+what each publication did (counterfeits by phase, timings). ``private/ledger-001.json``, ...
+are the ledgers (counterfeit rows, individuals): keep them, never publish them;
+``serialpub attack`` scores its attack against them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from app.core.pipeline import publish
 from app.core.risk.assess import assess_series
 from app.core.segen import choose_private_terms
 from app.io.corpus import read_corpus
+from app.io.ledger import ledger_document
 from app.io.public import release_document, risk_document
 
 __all__ = ["publish_local"]
@@ -95,6 +98,11 @@ def publish_local(
         )
         target = out / f"release-{publication.release.release_no:03d}.json"
         target.write_text(json.dumps(document), encoding="utf-8")
+        # The ledger (``serialpub attack`` scores against it) apart from the public files.
+        (out / "private").mkdir(exist_ok=True)
+        (out / "private" / target.name.replace("release-", "ledger-")).write_text(
+            json.dumps(ledger_document(publication.release, publication.ledger)),
+            encoding="utf-8")
         reports.append({"file": str(path), **publication.report})
         typer.echo(
             f"\r{path.name}: release {publication.release.release_no}, "

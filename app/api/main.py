@@ -14,7 +14,7 @@ from fastapi_offline import FastAPIOffline
 from app.api.errors import install_error_handlers
 from app.api.metrics import MetricsMiddleware
 from app.api.openapi import install_openapi
-from app.api.routes import health, jobs, keys, ledger, releases, risk, series
+from app.api.routes import attacks, health, jobs, keys, ledger, releases, risk, series
 from app.db.engine import Database, resolve_database_url
 from app.observability import configure_logging, logger
 from app.runtime import Runtime, set_runtime
@@ -87,7 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     install_error_handlers(app)
     app.add_middleware(MetricsMiddleware)
-    for module in (health, keys, series, releases, jobs, risk, ledger):
+    for module in (health, keys, series, releases, jobs, risk, ledger, attacks):
         app.include_router(module.router)
     install_openapi(app)
     return app

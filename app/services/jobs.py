@@ -44,6 +44,7 @@ from app.services.payload import decode_corpus, publication_input
 from app.services.processes import current_process
 from app.services.progress import ProgressTracker, flush_progress, write_progress
 from app.services.renderings import store_release_documents
+from app.services.semantic_audit import audit_publication
 from app.services.series import effective_params
 
 __all__ = ["run_job", "note_interruption", "CANCELLED"]
@@ -155,6 +156,9 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     flusher.cancel()
     await write_progress(runtime.db, job_id, tracker)
     release_id = await _store(session, series, job, publication, private_terms)
+    # SPEC 11: the series' semantic audit, in this transaction, before ``finish`` drops the
+    # raw snapshot (the ground truth).
+    await audit_publication(session, runtime, series, job, publication, release_id, tracker)
     seconds = {"load": round(load_seconds, 4), **tracker.close()}
     await repo.finish(job, "succeeded", release_no=publication.release.release_no,
                       report=_jsonable(publication.report), phase_seconds=seconds,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.attacks.settings import parse_audit_settings
 from app.core.errors import InvalidCorpus, InvalidParameter
 from app.core.params import PublishParams, parse_params
 from app.db.locks import LockSpace, xact_lock
@@ -19,8 +21,16 @@ from app.schemas.series import SeriesCreate, SeriesOut
 __all__ = ["create_series", "get_series", "list_series", "series_out", "effective_params"]
 
 
+#: The series parameter that is not a method's (SPEC 11): validated and echoed on its own.
+AUDIT_PARAM = "semantic_audit"
+
+
+def _method_params(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if k != AUDIT_PARAM}
+
+
 def effective_params(series: Series) -> PublishParams:
-    return parse_params(series.method, series.params)
+    return parse_params(series.method, _method_params(series.params))
 
 
 def series_out(series: Series, n_releases: int) -> SeriesOut:
@@ -29,7 +39,8 @@ def series_out(series: Series, n_releases: int) -> SeriesOut:
         method=series.method,
         private_terms=list(series.private_terms),
         private_match=series.private_match,  # type: ignore[arg-type]
-        params=effective_params(series).for_method(series.method),
+        params={**effective_params(series).for_method(series.method),
+                AUDIT_PARAM: parse_audit_settings(series.params.get(AUDIT_PARAM)).as_dict()},
         n_releases=n_releases,
         created_at=series.created_at,
     )
@@ -37,7 +48,8 @@ def series_out(series: Series, n_releases: int) -> SeriesOut:
 
 async def create_series(session: AsyncSession, body: SeriesCreate) -> Series:
     try:
-        parse_params(body.method, body.params)
+        parse_params(body.method, _method_params(body.params))
+        parse_audit_settings(body.params.get(AUDIT_PARAM))
     except InvalidParameter as exc:
         raise from_core(exc) from None
     try:

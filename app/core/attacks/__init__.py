@@ -13,6 +13,10 @@ Modules, one concept each:
 - :mod:`~app.core.attacks.anony_measures`: their ground truth, share against the random
   reconstruction, counterfeit-detection AUC.
 - :mod:`~app.core.attacks.audit`: ``audit_release``, the whole audit in one call.
+- :mod:`~app.core.attacks.settings`: the series parameter ``semantic_audit``.
+- :mod:`~app.core.attacks.tracing`: published rows traced to transactions by content.
+- :mod:`~app.core.attacks.release_audit`: the report a publication job keeps (background
+  from the published rows, skip reasons, aggregates only).
 """
 
 from app.core.attacks.anony import PrivateGuess, reassociate_private, row_coherence

@@ -1,5 +1,6 @@
 """ORM models, all in one package so that Alembic sees every table (Polar's layout)."""
 
+from app.db.models.attacks import AttackReport, AuditBackground
 from app.db.models.auth import ApiKey, AppSecret
 from app.db.models.job import IdempotencyKey, Job, JobInput
 from app.db.models.release import (
@@ -18,6 +19,8 @@ from app.db.models.statistics import WongStatistic
 __all__ = [
     "ApiKey",
     "AppSecret",
+    "AttackReport",
+    "AuditBackground",
     "Cluster",
     "ClusterLedger",
     "IdempotencyKey",

@@ -10,8 +10,11 @@ import pytest
 MODULES = [
     "app.core.attacks.anony",
     "app.core.attacks.anony_measures",
+    "app.core.attacks.release_audit",
     "app.core.attacks.scoring",
     "app.core.attacks.selection",
+    "app.core.attacks.settings",
+    "app.core.attacks.tracing",
     "app.core.attacks.vpa",
 ]
 

@@ -1,0 +1,105 @@
+"""``serialpub attack``: the semantic audit of SPEC 11 on local files, no service needed.
+
+    serialpub publish-local y1.dat y2.dat --private HIV,cancer --out releases/
+    serialpub attack y1.dat y2.dat --published releases/ [--background world.txt]
+
+The raw files are the snapshots ``publish-local`` published, in the same order; the
+directory is its output (``release-001.json``, ... and the ledgers under ``private/``). Each
+release is attacked as a publication job would (:func:`app.core.attacks.audit_report`, the
+same settings as the series parameter ``semantic_audit``) and the reports are printed as
+JSON on stdout; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from app.core.attacks.settings import AuditSettings
+    from app.core.model import PublishedRelease, ReleaseLedger
+
+__all__ = ["attack"]
+
+
+Loaded = tuple[dict[str, Any], "ReleaseLedger", frozenset[str]]
+
+
+def _load(directory: Path, count: int) -> list[Loaded]:
+    """The first ``count`` public documents, their ledgers and private terms."""
+    from app.io.ledger import read_ledger
+
+    loaded = []
+    for number in range(1, count + 1):
+        public = directory / f"release-{number:03d}.json"
+        private = directory / "private" / f"ledger-{number:03d}.json"
+        if not public.exists():
+            raise typer.BadParameter(f"{public} is missing: one raw file per release",
+                                     param_hint="--published")
+        if not private.exists():
+            raise typer.BadParameter(
+                f"{private} is missing: the attack is scored against the ledger, which "
+                "publish-local writes under private/", param_hint="--published")
+        document = json.loads(public.read_text(encoding="utf-8"))
+        loaded.append((document, *read_ledger(json.loads(private.read_text(encoding="utf-8")))))
+    return loaded
+
+
+def _settings(scoring: str, selection: str, seed: int | None, window: int) -> AuditSettings:
+    from app.core.attacks.settings import parse_audit_settings
+    from app.core.errors import CoreError
+
+    raw = {"scoring": scoring, "selection": selection.split(",") if "," in selection
+           else selection, "seed": seed, "window": window}
+    try:
+        return parse_audit_settings(raw)
+    except CoreError as exc:
+        raise typer.BadParameter(exc.message) from exc
+
+
+def attack(
+    raw: Annotated[list[Path], typer.Argument(help="raw snapshots, oldest first", exists=True)],
+    published: Annotated[Path, typer.Option(help="publish-local's output directory",
+                                            exists=True, file_okay=False)],
+    background: Annotated[Path | None, typer.Option(
+        help="background corpus (FIMI or JSON); default: the published rows up to each "
+             "release", exists=True, dir_okay=False)] = None,
+    scoring: Annotated[str, typer.Option(help="ngd, or embedding (NGD and skip-gram)")] = "ngd",
+    selection: Annotated[str, typer.Option(help="all, or aba, mra, rga (comma separated)")] = (
+        "all"),
+    seed: Annotated[int | None, typer.Option(help="default: the release's seed")] = None,
+    window: Annotated[int, typer.Option(help="skip-gram context window")] = 5,
+) -> None:
+    """Attack each locally published release with a background corpus; print the reports."""
+    # Imported here: every other command starts without loading the attack's numerics.
+    from app.core.attacks.release_audit import audit_report, published_background
+    from app.io.corpus import read_corpus
+    from app.io.ledger import read_release
+
+    settings = _settings(scoring, selection, seed, window)
+    loaded = _load(published, len(raw))
+    uploaded = None
+    if background is not None:
+        uploaded = [sorted(t.terms) for t in read_corpus(background)]
+    releases: list[PublishedRelease] = []
+    reports = []
+    for path, (document, ledger, private_terms) in zip(raw, loaded, strict=True):
+        release = read_release(document)
+        release.private_terms = private_terms
+        releases.append(release)
+        known = uploaded if uploaded is not None else published_background(releases)
+
+        def show(phase: str, fraction: float, name: str = path.name) -> None:
+            typer.echo(f"\r{name}: {phase:<9} {fraction:6.1%}", nl=False, err=True)
+
+        report = audit_report(read_corpus(path), release, ledger, known, settings,
+                              method=str(document.get("method", "sanony")),
+                              series_seed=int(document.get("params", {}).get("seed", 0)),
+                              progress=show)
+        typer.echo(f"\r{path.name}: {report['status']}, {report.get('seconds', 0) or 0:.2f} s"
+                   + " " * 12, err=True)
+        reports.append({"file": str(path), "release_no": release.release_no, **report})
+    typer.echo(json.dumps({"releases": reports}, indent=2))
