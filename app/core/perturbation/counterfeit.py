@@ -133,33 +133,39 @@ class CounterfeitFactory:
         for extra in range(_GROW + 1):
             local: Row | None = None
             size = drawn + extra
-            for attempt in range(_WALKS):
-                # Half the attempts start from a template of the size, half walk from scratch.
-                if attempt % 2 == 0:
-                    row: Row | None = self._grow(self._rng.choice(same), pool, terms, size)
-                else:
-                    row = self._walk(pool, terms, size)
-                for _ in range(_MUTATIONS + 1):
-                    if row is None or len(row) < size:
-                        break
-                    if row not in taken:
-                        holders = self._state.holders(row)
-                        if not holders:
-                            return row
-                        if local is None and all(
-                            ref == (self._release, position)
-                            for ref in holders
-                            if ref[0] == self._release
-                        ):
-                            local = row
-                    row = self._mutate(row, pool)
+            # The cluster's terms first (Definition 14); the corpus terms that meet them only
+            # when the cluster's give no fresh row of the size (its "if impossible" order).
+            for outside in (0.0, _OUTSIDE):
+                for attempt in range(_WALKS):
+                    # Half the attempts complete a template of the size, half walk from scratch.
+                    if attempt % 2 == 0:
+                        start = self._rng.choice(same)
+                        row: Row | None = self._grow(start, pool, terms, size, outside)
+                    else:
+                        row = self._walk(pool, terms, size, outside)
+                    for _ in range(_MUTATIONS + 1):
+                        if row is None or len(row) < size:
+                            break
+                        if row not in taken:
+                            holders = self._state.holders(row)
+                            if not holders:
+                                return row
+                            if local is None and all(
+                                ref == (self._release, position)
+                                for ref in holders
+                                if ref[0] == self._release
+                            ):
+                                local = row
+                        row = self._mutate(row, pool, outside)
             # A row only other releases hold, at the drawn size, before a larger fresh one:
             # growing would make counterfeits larger than the rows of their cluster.
             if local is not None:
                 return local
         return None
 
-    def _grow(self, template: Row, pool: Counter[str], terms: list[str], size: int) -> Row:
+    def _grow(
+        self, template: Row, pool: Counter[str], terms: list[str], size: int, outside: float
+    ) -> Row:
         """``template`` completed to ``size`` terms as a walk would go on from it."""
         chosen = list(template)
         meets: Counter[str] = Counter()
@@ -168,7 +174,7 @@ class CounterfeitFactory:
             meets.update(self._neighbours_of(t))
             hits.update(self._neighbours_of(t).keys())
         while len(chosen) < size:
-            term = self._next_term(pool, terms, chosen, meets, hits)
+            term = self._next_term(pool, terms, chosen, meets, hits, outside)
             if term is None:
                 break
             chosen.append(term)
@@ -176,7 +182,7 @@ class CounterfeitFactory:
             hits.update(self._neighbours_of(term).keys())
         return tuple(sorted(chosen))
 
-    def _walk(self, pool: Counter[str], terms: list[str], size: int) -> Row:
+    def _walk(self, pool: Counter[str], terms: list[str], size: int, outside: float) -> Row:
         """``size`` terms: the first by its count in ``pool``, each next one by
         ``w(t) · (ε + Σ co(t, chosen))`` with ``w(t)`` its count in ``pool`` (``λ`` for a
         corpus term outside it), ``co`` the co-occurrence in the release's true rows."""
@@ -185,7 +191,7 @@ class CounterfeitFactory:
         meets: Counter[str] = Counter(self._neighbours_of(first))
         hits: Counter[str] = Counter(self._neighbours_of(first).keys())
         while len(chosen) < size:
-            term = self._next_term(pool, terms, chosen, meets, hits)
+            term = self._next_term(pool, terms, chosen, meets, hits, outside)
             if term is None:
                 break
             chosen.append(term)
@@ -193,7 +199,7 @@ class CounterfeitFactory:
             hits.update(self._neighbours_of(term).keys())
         return tuple(sorted(chosen))
 
-    def _mutate(self, row: Row, pool: Counter[str]) -> Row | None:
+    def _mutate(self, row: Row, pool: Counter[str], outside: float) -> Row | None:
         """``row`` with one term (at random) swapped for one drawn as the walk draws, given
         the others (given the term itself for a row of one term: a term that meets it)."""
         drop = self._rng.randrange(len(row))
@@ -204,7 +210,7 @@ class CounterfeitFactory:
             meets.update(self._neighbours_of(t))
             hits.update(self._neighbours_of(t).keys())
         terms = [t for t in sorted(pool) if t != row[drop]]
-        term = self._next_term(pool, terms, list(row), meets, hits, len(kept or row))
+        term = self._next_term(pool, terms, list(row), meets, hits, outside, len(kept or row))
         return None if term is None else tuple(sorted([*kept, term]))
 
     def _next_term(
@@ -214,6 +220,7 @@ class CounterfeitFactory:
         chosen: list[str],
         meets: Counter[str],
         hits: Counter[str],
+        outside: float,
         given: int | None = None,
     ) -> str | None:
         """One more term, none of ``chosen``, drawn with weight
@@ -224,14 +231,14 @@ class CounterfeitFactory:
         taken = set(chosen)
         k = float(given if given is not None else len(chosen))
         left = [t for t in terms if t not in taken]
-        outside = sorted(t for t, n in meets.items() if n > 0 and t not in pool and t not in taken)
+        if outside:
+            left += sorted(t for t, n in meets.items() if n and t not in pool and t not in taken)
         weights = [
-            (1.0 if t in pool else _OUTSIDE)
+            (1.0 if t in pool else outside)
             * (_EPSILON + meets[t])
             * ((_EPSILON + hits[t]) / k) ** 2
-            for t in (*left, *outside)
+            for t in left
         ]
-        left += outside
         if not left:
             return None
         return self._rng.choices(left, weights=weights)[0]
