@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from app.core.model import Row
 from app.core.risk.state import ClusterState, SeriesState
@@ -58,6 +58,8 @@ _EPSILON = 0.05
 _OUTSIDE = 0.25
 #: Swaps tried on a walk that gives a row already held, before a new walk.
 _MUTATIONS = 4
+#: (weight of outside terms, terms that meet no chosen one allowed): the search's phases.
+_PHASES = ((0.0, False), (_OUTSIDE, False), (_OUTSIDE, True))
 
 
 class CounterfeitFactory:
@@ -132,22 +134,29 @@ class CounterfeitFactory:
         same = [row for row in templates if len(row) == drawn]
         for extra in range(_GROW + 1):
             size = drawn + extra
+            if size == 1:
+                single = self._single(pool, taken)
+                if single is not None:
+                    return single
+                continue
             # The cluster's terms first (Definition 14); the corpus terms that meet them only
             # when the cluster's give no fresh row of the size (its "if impossible" order).
-            for outside in (0.0, _OUTSIDE):
+            # Each next term must meet a chosen one; only the last phase lets a term that
+            # meets none in (a row of unrelated terms is what the coherence detector finds).
+            for outside, smooth in _PHASES:
                 for attempt in range(_WALKS):
                     # Half the attempts complete a template of the size, half walk from scratch.
                     if attempt % 2 == 0:
                         start = self._rng.choice(same)
-                        row: Row | None = self._grow(start, pool, terms, size, outside)
+                        row: Row | None = self._grow(start, pool, terms, size, outside, smooth)
                     else:
-                        row = self._walk(pool, terms, size, outside)
+                        row = self._walk(pool, terms, size, outside, smooth)
                     for _ in range(_MUTATIONS + 1):
                         if row is None or len(row) < size:
                             break
                         if row not in taken and not self._state.holders(row):
                             return row
-                        row = self._mutate(row, pool, outside)
+                        row = self._mutate(row, pool, outside, smooth)
             # Decision: a row only other releases hold, at the drawn size, is *not* taken
             # before a larger fresh one. It matched sizes better (size AUC 0.55 against 0.62
             # on BMS-WebView-1) but every such row links a cluster of another release, and a
@@ -156,7 +165,13 @@ class CounterfeitFactory:
         return None
 
     def _grow(
-        self, template: Row, pool: Counter[str], terms: list[str], size: int, outside: float
+        self,
+        template: Row,
+        pool: Counter[str],
+        terms: list[str],
+        size: int,
+        outside: float,
+        smooth: bool,
     ) -> Row:
         """``template`` completed to ``size`` terms as a walk would go on from it."""
         chosen = list(template)
@@ -166,7 +181,7 @@ class CounterfeitFactory:
             meets.update(self._neighbours_of(t))
             hits.update(self._neighbours_of(t).keys())
         while len(chosen) < size:
-            term = self._next_term(pool, terms, chosen, meets, hits, outside)
+            term = self._next_term(pool, terms, chosen, meets, hits, outside, smooth)
             if term is None:
                 break
             chosen.append(term)
@@ -174,7 +189,9 @@ class CounterfeitFactory:
             hits.update(self._neighbours_of(term).keys())
         return tuple(sorted(chosen))
 
-    def _walk(self, pool: Counter[str], terms: list[str], size: int, outside: float) -> Row:
+    def _walk(
+        self, pool: Counter[str], terms: list[str], size: int, outside: float, smooth: bool
+    ) -> Row:
         """``size`` terms: the first by its count in ``pool``, each next one by
         ``w(t) · (ε + Σ co(t, chosen))`` with ``w(t)`` its count in ``pool`` (``λ`` for a
         corpus term outside it), ``co`` the co-occurrence in the release's true rows."""
@@ -183,7 +200,7 @@ class CounterfeitFactory:
         meets: Counter[str] = Counter(self._neighbours_of(first))
         hits: Counter[str] = Counter(self._neighbours_of(first).keys())
         while len(chosen) < size:
-            term = self._next_term(pool, terms, chosen, meets, hits, outside)
+            term = self._next_term(pool, terms, chosen, meets, hits, outside, smooth)
             if term is None:
                 break
             chosen.append(term)
@@ -191,7 +208,9 @@ class CounterfeitFactory:
             hits.update(self._neighbours_of(term).keys())
         return tuple(sorted(chosen))
 
-    def _mutate(self, row: Row, pool: Counter[str], outside: float) -> Row | None:
+    def _mutate(
+        self, row: Row, pool: Counter[str], outside: float, smooth: bool
+    ) -> Row | None:
         """``row`` with one term (at random) swapped for one drawn as the walk draws, given
         the others (given the term itself for a row of one term: a term that meets it)."""
         drop = self._rng.randrange(len(row))
@@ -202,7 +221,9 @@ class CounterfeitFactory:
             meets.update(self._neighbours_of(t))
             hits.update(self._neighbours_of(t).keys())
         terms = [t for t in sorted(pool) if t != row[drop]]
-        term = self._next_term(pool, terms, list(row), meets, hits, outside, len(kept or row))
+        term = self._next_term(
+            pool, terms, list(row), meets, hits, outside, smooth, len(kept or row)
+        )
         return None if term is None else tuple(sorted([*kept, term]))
 
     def _next_term(
@@ -213,6 +234,7 @@ class CounterfeitFactory:
         meets: Counter[str],
         hits: Counter[str],
         outside: float,
+        smooth: bool,
         given: int | None = None,
     ) -> str | None:
         """One more term, none of ``chosen``, drawn with weight
@@ -222,7 +244,7 @@ class CounterfeitFactory:
         as a true row's do (its coherence is a mean over every pair), not with one."""
         taken = set(chosen)
         k = float(given if given is not None else len(chosen))
-        left = [t for t in terms if t not in taken]
+        left = [t for t in terms if t not in taken and (smooth or meets[t])]
         if outside:
             left += sorted(t for t, n in meets.items() if n and t not in pool and t not in taken)
         weights = [
@@ -234,6 +256,28 @@ class CounterfeitFactory:
         if not left:
             return None
         return self._rng.choices(left, weights=weights)[0]
+
+    def _single(self, pool: Counter[str], taken: Mapping[Row, int]) -> Row | None:
+        """A fresh row of one term: the pool's terms in a random order weighted by their
+        counts, then the corpus terms that meet them weighted by ``λ`` times how often
+        (a term seen beside the cluster's, never alone). Enumerated, not sampled: on click
+        streams most single terms are somebody's row, and a few draws would miss the rest."""
+        weights: dict[str, float] = {t: float(n) for t, n in pool.items() if n}
+        met: Counter[str] = Counter()
+        for t in weights:
+            met.update(self._neighbours_of(t))
+        for t, n in met.items():
+            if t not in weights:
+                weights[t] = _OUTSIDE * n / len(pool)
+        # Efraimidis-Spirakis: sorting by u^(1/w) gives a weighted random order.
+        keyed = sorted(weights.items())
+        order = sorted(keyed, key=lambda item: -(self._rng.random() ** (1.0 / item[1])))
+        inside = [t for t, _ in order if t in pool]
+        for term in inside + [t for t, _ in order if t not in pool]:
+            row = (term,)
+            if row not in taken and not self._state.holders(row):
+                return row
+        return None
 
     def _corpus_rows(self) -> list[Row]:
         """The true rows of the new release (the templates of global counterfeits)."""
