@@ -68,6 +68,8 @@ _OUTSIDE = 0.25
 _MUTATIONS = 4
 #: Fresh candidates gathered per phase before the one nearest the template is kept.
 _KEEP = 6
+#: Terms outside the cluster a walk may draw, per chosen term (see :meth:`_closest`).
+_CLOSEST = 64
 #: Exponent on the co-occurrence weight: a walk goes mostly to the terms that meet the row
 #: most often, as true rows' terms do (with 1, counterfeit pairs of BMS-WebView-1 were
 #: weaker than true ones: coherence AUC 0.62 pooled over seeds; 3 gave 0.57 before the
@@ -93,6 +95,7 @@ class CounterfeitFactory:
         self._rows: list[Row] | None = None
         self._cooc_rows: list[tuple[Row, int]] | None = None
         self._frequency: Counter[str] = Counter()
+        self._closest_terms: dict[str, list[str]] = {}
         self._n_rows = 0
         self._by_term: dict[str, list[int]] = {}
         self._neighbours: dict[str, Counter[str]] = {}
@@ -210,38 +213,20 @@ class CounterfeitFactory:
     ) -> Row:
         """``template`` completed to ``size`` terms as a walk would go on from it."""
         chosen = list(template)
-        meets: Counter[str] = Counter()
-        hits: Counter[str] = Counter()
-        for t in chosen:
-            meets.update(self._neighbours_of(t))
-            hits.update(self._neighbours_of(t).keys())
         while len(chosen) < size:
-            term = self._next_term(pool, terms, chosen, meets, hits, outside, smooth)
+            term = self._next_term(pool, terms, set(chosen), chosen, outside, smooth)
             if term is None:
                 break
             chosen.append(term)
-            meets.update(self._neighbours_of(term))
-            hits.update(self._neighbours_of(term).keys())
         return tuple(sorted(chosen))
 
     def _walk(
         self, pool: Counter[str], terms: list[str], size: int, outside: float, smooth: bool
     ) -> Row:
-        """``size`` terms: the first by its count in ``pool``, each next one by
-        ``w(t) · (ε + Σ co(t, chosen))`` with ``w(t)`` its count in ``pool`` (``λ`` for a
-        corpus term outside it), ``co`` the co-occurrence in the release's true rows."""
+        """``size`` terms: the first by its count in ``pool``, each next one as
+        :meth:`_next_term` draws it."""
         first = self._rng.choices(terms, cum_weights=self._weights(pool, terms))[0]
-        chosen = [first]
-        meets: Counter[str] = Counter(self._neighbours_of(first))
-        hits: Counter[str] = Counter(self._neighbours_of(first).keys())
-        while len(chosen) < size:
-            term = self._next_term(pool, terms, chosen, meets, hits, outside, smooth)
-            if term is None:
-                break
-            chosen.append(term)
-            meets.update(self._neighbours_of(term))
-            hits.update(self._neighbours_of(term).keys())
-        return tuple(sorted(chosen))
+        return self._grow((first,), pool, terms, size, outside, smooth)
 
     def _mutate(
         self, row: Row, pool: Counter[str], outside: float, smooth: bool
@@ -250,57 +235,73 @@ class CounterfeitFactory:
         the others (given the term itself for a row of one term: a term that meets it)."""
         drop = self._rng.randrange(len(row))
         kept = [t for i, t in enumerate(row) if i != drop]
-        meets: Counter[str] = Counter()
-        hits: Counter[str] = Counter()
-        for t in kept or row:
-            meets.update(self._neighbours_of(t))
-            hits.update(self._neighbours_of(t).keys())
         terms = [t for t in sorted(pool) if t != row[drop]]
-        term = self._next_term(
-            pool, terms, list(row), meets, hits, outside, smooth, len(kept or row)
-        )
+        term = self._next_term(pool, terms, set(row), kept or list(row), outside, smooth)
         return None if term is None else tuple(sorted([*kept, term]))
 
     def _next_term(
         self,
         pool: Counter[str],
         terms: list[str],
-        chosen: list[str],
-        meets: Counter[str],
-        hits: Counter[str],
+        exclude: set[str],
+        basis: list[str],
         outside: float,
         smooth: bool,
-        given: int | None = None,
     ) -> str | None:
-        """One more term, none of ``chosen``, drawn with weight
-        ``w(t) · (ε + Σ_x co(t, x)) · ((ε + h(t)) / k)²`` over the pool's terms and the corpus
-        terms met: ``w`` = 1 in the pool, ``λ`` outside, ``h(t)`` the number of the ``k`` given
-        terms that ``t`` meets. The last factor asks a term to go with *all* the row's terms,
-        as a true row's do (its coherence is a mean over every pair), not with one."""
-        taken = set(chosen)
-        k = float(given if given is not None else len(chosen))
-        left = [t for t in terms if t not in taken and (smooth or meets[t])]
+        """One more term, none of ``exclude``, drawn with weight
+        ``w(t) · (ε + Σ_x co(t, x))^3 · ((ε + h(t)) / k)²`` over the pool's terms and the
+        corpus terms met: ``w`` = 1 in the pool, ``λ`` outside, the sum and ``h(t)`` (how many
+        of them ``t`` meets) over the ``k`` terms of ``basis``. The last factor asks a term to
+        go with *all* the row's terms, as a true row's do (its coherence is a mean over every
+        pair), not with one. Sums are looked up per candidate, not accumulated in counters:
+        popular terms meet thousands of others."""
+        near = [self._neighbours_of(x) for x in basis]
+        k = float(len(basis))
+        left = [t for t in terms if t not in exclude]
         if outside:
-            left += sorted(t for t, n in meets.items() if n and t not in pool and t not in taken)
-        weights = [
-            (1.0 if t in pool else outside)
-            * (_EPSILON + meets[t]) ** _SHARP
-            * ((_EPSILON + hits[t]) / k) ** 2
-            for t in left
-        ]
-        if not left:
+            met: set[str] = set()
+            for x in basis:
+                met.update(self._closest(x))
+            left += sorted(t for t in met if t not in pool and t not in exclude)
+        chosen: list[str] = []
+        weights: list[float] = []
+        for t in left:
+            found = [nb[t] for nb in near if t in nb]
+            if not found and not smooth:
+                continue
+            chosen.append(t)
+            weights.append(
+                (1.0 if t in pool else outside)
+                * (_EPSILON + sum(found)) ** _SHARP
+                * ((_EPSILON + len(found)) / k) ** 2
+            )
+        if not chosen:
             return None
-        return self._rng.choices(left, weights=weights)[0]
+        return self._rng.choices(chosen, weights=weights)[0]
+
+    def _closest(self, term: str) -> list[str]:
+        """The ``_CLOSEST`` terms that meet ``term`` most often: the outside candidates. With
+        weights in ``co^3`` the others would hardly ever be drawn, and a popular term meets
+        thousands."""
+        found = self._closest_terms.get(term)
+        if found is None:
+            ranked = sorted(self._neighbours_of(term).items(), key=lambda item: (-item[1], item[0]))
+            found = [t for t, _ in ranked[:_CLOSEST]]
+            self._closest_terms[term] = found
+        return found
 
     def _single(self, pool: Counter[str], taken: Mapping[Row, int]) -> Row | None:
         """A fresh row of one term: the pool's terms in a random order weighted by their
-        counts, then the corpus terms that meet them weighted by ``λ`` times how often
-        (a term seen beside the cluster's, never alone). Enumerated, not sampled: on click
-        streams most single terms are somebody's row, and a few draws would miss the rest."""
+        counts, then the corpus terms that meet them most (:meth:`_closest`) weighted by
+        ``λ`` times how often (a term seen beside the cluster's, never alone). Enumerated,
+        not sampled: on click streams most single terms are somebody's row, and a few draws
+        would miss the rest."""
         weights: dict[str, float] = {t: float(n) for t, n in pool.items() if n}
-        met: Counter[str] = Counter()
-        for t in weights:
-            met.update(self._neighbours_of(t))
+        met: dict[str, float] = {}
+        for t in sorted(weights):
+            near = self._neighbours_of(t)
+            for u in self._closest(t):
+                met[u] = met.get(u, 0.0) + near[u]
         for t, n in met.items():
             if t not in weights:
                 weights[t] = _OUTSIDE * n / len(pool)
