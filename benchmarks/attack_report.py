@@ -121,11 +121,17 @@ def _auc(rows: Rows) -> list[str]:
             f"{r['all_rows']:.3f}",
             f"{r['multi_term_rows']:.3f}",
             f"{r['row_size']:.3f}",
+            *(f"{r[k]:.3f}" if k in r else "" for k in _MORE_DETECTORS),
         ]
         for r in chosen
     ]
     header = ["corpus", "method", "scoring", "counterfeits", "true rows", "AUC coherence"]
-    return _table(header + ["AUC, rows of 2+ terms", "AUC row size (no semantics)"], body)
+    header += ["AUC, rows of 2+ terms", "AUC row size (no semantics)", "size, either way"]
+    return _table(header + ["size off the cluster's", "nearest row", "unique in cluster"], body)
+
+
+#: Detectors of :func:`app.core.attacks.counterfeit_auc` beyond coherence and row size.
+_MORE_DETECTORS = ("row_size_either", "size_in_cluster", "nearest_row", "unique_in_cluster")
 
 
 def _spread(rows: Rows) -> list[str]:

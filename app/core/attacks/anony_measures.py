@@ -137,12 +137,24 @@ def auc(positives: Sequence[float], negatives: Sequence[float]) -> float:
 def counterfeit_auc(
     sources: Sources, coherence: Sequence[Sequence[float]], release: PublishedRelease
 ) -> dict[str, float]:
-    """AUC of telling counterfeits from true rows (0.5 = blind).
+    """AUC of telling counterfeits from true rows (0.5 = blind), by several detectors.
 
-    ``coherence``: low coherence = suspect. ``all_rows`` gives rows of one term (undefined
-    coherence) the median coherence, i.e. no evidence; ``multi_term_rows`` scores only rows of
-    two terms or more; ``row_size`` is the reference without semantics (fewer terms = suspect;
-    counterfeits are drawn at the smallest size that makes a new row, Definition 14).
+    - ``all_rows``: low coherence = suspect; rows of one term (undefined coherence) get the
+      median coherence, i.e. no evidence. ``multi_term_rows`` scores only rows of two terms or
+      more.
+    - ``row_size``: fewer terms = suspect (the reference without semantics: Definition 14 read
+      literally draws counterfeits at the smallest size that makes a new row).
+      ``row_size_either`` lets the adversary pick the direction, ``max(a, 1 - a)``: where
+      counterfeits are larger than true rows, "larger = suspect" is the detector.
+    - ``size_in_cluster``: the distance of a row's size from the median size of its
+      cluster's rows, far = suspect (a counterfeit of the wrong size for its cluster), taken
+      in either direction likewise.
+    - ``nearest_row``: the largest Jaccard similarity of a row with another, different row of
+      its cluster (a counterfeit copied from a template with one term changed is a near
+      duplicate), either direction.
+    - ``unique_in_cluster``: a row whose set the cluster holds once is suspect. Definition 14
+      forbids a counterfeit identical to a row of its cluster, so no sampling of the terms
+      can close this one; it is reported, not a target.
     """
     fake = [src is None for srcs in sources for src in srcs]
     values = np.array([v for c in coherence for v in c], dtype=np.float64)
@@ -150,15 +162,41 @@ def counterfeit_auc(
     finite = ~np.isnan(values)
     filled = np.where(finite, values, np.median(values[finite]) if finite.any() else 0.0)
     labels = np.array(fake, dtype=np.bool_)
+    off_size: list[float] = []
+    nearest: list[float] = []
+    unique: list[float] = []
+    for cluster in release.clusters:
+        median = float(np.median([len(row) for row in cluster.rows])) if cluster.rows else 0.0
+        counts: dict[tuple[str, ...], int] = {}
+        for row in cluster.rows:
+            counts[row] = counts.get(row, 0) + 1
+        distinct = [set(row) for row in counts]
+        for row in cluster.rows:
+            off_size.append(abs(len(row) - median))
+            unique.append(1.0 if counts[row] == 1 else 0.0)
+            mine = set(row)
+            nearest.append(
+                max(
+                    (len(mine & o) / len(mine | o) for o in distinct if o != mine and mine | o),
+                    default=0.0,
+                )
+            )
 
     def split(scores: np.ndarray, keep: np.ndarray) -> float:
         return auc(list(scores[keep & labels]), list(scores[keep & ~labels]))
+
+    def either(value: float) -> float:
+        return max(value, 1.0 - value) if not np.isnan(value) else value
 
     everyone = np.ones_like(labels)
     return {
         "all_rows": split(-filled, everyone),
         "multi_term_rows": split(-values, finite),
         "row_size": split(-sizes, everyone),
+        "row_size_either": either(split(-sizes, everyone)),
+        "size_in_cluster": either(split(np.array(off_size), everyone)),
+        "nearest_row": either(split(np.array(nearest), everyone)),
+        "unique_in_cluster": split(np.array(unique), everyone),
         "counterfeits": float(labels.sum()),
         "true_rows": float((~labels).sum()),
     }
