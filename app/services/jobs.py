@@ -137,13 +137,17 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     load_seconds = time.perf_counter() - started
     # Off the event loop: the in-process worker shares it with the API, and building a
     # million transactions takes seconds.
+    started = time.perf_counter()
     transactions, private_terms, warnings = await asyncio.to_thread(
         _prepare, payload, series, job.extra_private_terms)
+    prepare_seconds = time.perf_counter() - started
     del payload
+    started = time.perf_counter()
     publication = await publish_isolated(
         series.method, history, transactions, private_terms,
         effective_params(series), tracker,
     )
+    compute_seconds = time.perf_counter() - started
     del transactions
     if warnings:
         publication.report["ingest_warnings"] = warnings
@@ -155,13 +159,25 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     flusher.cancel()
     await write_progress(runtime.db, job_id, tracker)
     release_id = await _store(session, series, job, publication, private_terms)
-    seconds = {"load": round(load_seconds, 4), **tracker.close()}
+    seconds = _phase_seconds(job.phase_seconds, load_seconds, prepare_seconds,
+                             compute_seconds, tracker.close())
     await repo.finish(job, "succeeded", release_no=publication.release.release_no,
                       report=_jsonable(publication.report), phase_seconds=seconds,
                       phase="store", progress=1.0)
     _observe(series.method, publication, seconds)
     _log.info("job succeeded", release_no=publication.release.release_no, seconds=seconds)
     return release_id, publication.release
+
+
+def _phase_seconds(upload: dict[str, float] | None, load: float, prepare: float,
+                   compute: float, tracked: dict[str, float]) -> dict[str, float]:
+    """The job's seconds per phase: the API's ``upload+parse``, ``load``, ``prepare`` (the
+    payload to the core's transactions), the core's phases as it reported them, ``ipc`` (the
+    compute child's start and the input and result crossing the pipe: the child's wall time
+    not inside a reported phase) and ``store``."""
+    core = sum(v for k, v in tracked.items() if k != "store")
+    return {**(upload or {}), "load": round(load, 4), "prepare": round(prepare, 4),
+            **tracked, "ipc": round(max(compute - core, 0.0), 4)}
 
 
 def _prepare(payload: bytes, series: Series, extra: list[str]
