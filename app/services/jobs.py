@@ -19,7 +19,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import CoreError
-from app.core.model import Publication, PublishedRelease, Transaction
+from app.core.model import Publication, PublishedRelease, ReleaseLedger, Transaction
 from app.db.base import utcnow
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Job, Series
@@ -122,8 +122,8 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
 
 async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
                    tracker: ProgressTracker, flusher: asyncio.Task[None]
-                   ) -> tuple[int, PublishedRelease]:
-    """Compute and store; returns the stored release's key and content."""
+                   ) -> tuple[int, PublishedRelease, ReleaseLedger]:
+    """Compute and store; returns the stored release's key, content and ledger."""
     repo = JobRepository(session)
     job = await repo.get(job_id)
     assert job is not None
@@ -166,7 +166,7 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
                       phase="store", progress=1.0)
     _observe(series.method, publication, seconds)
     _log.info("job succeeded", release_no=publication.release.release_no, seconds=seconds)
-    return release_id, publication.release
+    return release_id, publication.release, publication.ledger
 
 
 def _phase_seconds(upload: dict[str, float] | None, load: float, prepare: float,

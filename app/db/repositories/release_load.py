@@ -6,6 +6,7 @@ small per-process cache keyed by the release's primary key.
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import model as core
+from app.db.copybinary import int4_elements, read_copy, split_int4_array_rows
 from app.db.models import Release, ReleaseLedger
 from app.db.raw import driver_connection
 from app.db.repositories.terms import terms_by_id
@@ -32,11 +34,17 @@ class _ClusterRow:
 
 
 class ReleaseCache:
-    """LRU of loaded public releases, bounded by their total number of rows."""
+    """LRU of loaded public releases and their ledgers, bounded by their total number of rows.
+
+    A job against ``k`` earlier releases needs all of them: the bound should hold a series'
+    history (``SERIALPUB_RELEASE_CACHE_ROWS``, default 6M rows, about 1 GiB at 1M-row
+    releases), else every job reads the evicted releases from PostgreSQL again.
+    """
 
     def __init__(self, max_rows: int = 2_000_000) -> None:
         self.max_rows = max_rows
         self._items: OrderedDict[int, core.PublishedRelease] = OrderedDict()
+        self._ledgers: dict[int, core.ReleaseLedger] = {}
         self._rows = 0
 
     def get(self, release_id: int) -> core.PublishedRelease | None:
@@ -45,21 +53,36 @@ class ReleaseCache:
             self._items.move_to_end(release_id)
         return item
 
-    def put(self, release_id: int, release: core.PublishedRelease) -> None:
-        if release_id in self._items or release.n_rows > self.max_rows:
+    def get_ledger(self, release_id: int) -> core.ReleaseLedger | None:
+        return self._ledgers.get(release_id)
+
+    def put(self, release_id: int, release: core.PublishedRelease,
+            ledger: core.ReleaseLedger | None = None) -> None:
+        if release.n_rows > self.max_rows:
+            return
+        if ledger is not None and release_id not in self._ledgers:
+            self._ledgers[release_id] = ledger
+        if release_id in self._items:
             return
         self._items[release_id] = release
         self._rows += release.n_rows
         while self._rows > self.max_rows:
-            _, old = self._items.popitem(last=False)
+            old_id, old = self._items.popitem(last=False)
+            self._ledgers.pop(old_id, None)
             self._rows -= old.n_rows
+
+    def put_ledger(self, release_id: int, ledger: core.ReleaseLedger) -> None:
+        """Keep a ledger beside its cached release (none kept for a release not cached)."""
+        if release_id in self._items:
+            self._ledgers[release_id] = ledger
 
     def clear(self) -> None:
         self._items.clear()
+        self._ledgers.clear()
         self._rows = 0
 
 
-RELEASE_CACHE = ReleaseCache()
+RELEASE_CACHE = ReleaseCache(int(os.environ.get("SERIALPUB_RELEASE_CACHE_ROWS", 6_000_000)))
 
 
 async def load_releases(
@@ -81,18 +104,25 @@ async def _load_uncached(
 ) -> list[core.PublishedRelease]:
     ids = [m.id for m in models]
     clusters = await _load_clusters(session, ids)
-    packed_rows = await _load_rows(session, ids)
-    # Equal rows share one packed string: decode each distinct one once.
-    distinct = {row for rows in packed_rows.values() for row in rows}
-    decoded = {row: row.split(",") if row else [] for row in distinct}
-    wanted: set[str] = set()
+    pks, elements = await _load_rows(session, ids)
+    # Equal rows have equal bytes: decode each distinct one once, and share its tuple.
+    decoded = {raw: int4_elements(raw) for raw in dict.fromkeys(elements)}
+    wanted: set[int] = set()
     for ids_ in decoded.values():
         wanted.update(ids_)
-    names = {str(k): v for k, v in (await terms_by_id(session, map(int, wanted))).items()}
-    as_row = {row: tuple(map(names.__getitem__, ids_)) for row, ids_ in decoded.items()}
+    names = await terms_by_id(session, wanted)
+    as_row = {raw: tuple(map(names.__getitem__, ids_)) for raw, ids_ in decoded.items()}
+    del decoded
+    packed_rows: dict[int, list[tuple[str, ...]]] = {}
+    last, rows_of = None, None
+    for pk, raw in zip(pks, elements, strict=True):
+        if pk != last:
+            last, rows_of = pk, packed_rows.setdefault(pk, [])
+        rows_of.append(as_row[raw])  # type: ignore[union-attr]
+    del pks, elements
     by_release: dict[int, list[core.PublishedCluster]] = {i: [] for i in ids}
     for c in clusters:
-        rows = [as_row[row] for row in packed_rows.get(c.pk, [])]
+        rows = packed_rows.get(c.pk, [])
         by_release[c.release_id].append(
             core.PublishedCluster(c.cluster_id, rows, c.private_counts, c.global_share,
                                   c.counterfeits)
@@ -113,7 +143,7 @@ async def _load_uncached(
 
 async def _load_clusters(session: AsyncSession, release_ids: list[int]) -> list[_ClusterRow]:
     conn = await driver_connection(session)
-    async with conn.cursor() as cur:
+    async with conn.cursor(binary=True) as cur:
         await cur.execute(
             "SELECT id, release_id, cluster_id, private_counts, global_share, counterfeits "
             "FROM clusters WHERE release_id = ANY(%s::int8[]) ORDER BY release_id, position",
@@ -122,31 +152,37 @@ async def _load_clusters(session: AsyncSession, release_ids: list[int]) -> list[
         return [_ClusterRow(*row) for row in await cur.fetchall()]
 
 
-async def _load_rows(session: AsyncSession, release_ids: list[int]) -> dict[int, list[str]]:
-    """Rows per cluster as packed term-id strings (``"3,17,42"``), aggregated server side
-    into one text line per cluster (``cluster_pk<TAB>row;row;...``) and read in blocks."""
+async def _load_rows(session: AsyncSession, release_ids: list[int]
+                     ) -> tuple[list[int], list[bytes]]:
+    """Every row of the releases as ``(cluster_pk, raw int4[] elements)``, in cluster and
+    position order, read with a binary ``COPY`` (no text formatting on the server)."""
     conn = await driver_connection(session)
     statement = (
-        "COPY (SELECT r.cluster_pk, string_agg(array_to_string(r.term_ids, ','), ';' "
-        "ORDER BY r.position) FROM published_rows r JOIN clusters c ON c.id = r.cluster_pk "
-        f"WHERE c.release_id IN ({', '.join(str(int(i)) for i in release_ids)}) "
-        "GROUP BY r.cluster_pk) TO STDOUT"
+        "COPY (SELECT r.cluster_pk, r.term_ids FROM published_rows r "
+        "WHERE r.cluster_pk = ANY(ARRAY(SELECT id FROM clusters WHERE release_id IN "
+        f"({', '.join(str(int(i)) for i in release_ids)}))) "
+        "ORDER BY r.cluster_pk, r.position) TO STDOUT (FORMAT BINARY)"
     )
-    blocks: list[bytes] = []
-    async with conn.cursor() as cur, cur.copy(statement) as copy:  # type: ignore[arg-type]
-        async for block in copy:
-            blocks.append(bytes(block))
-    rows: dict[int, list[str]] = {}
-    for line in b"".join(blocks).decode().splitlines():
-        pk, _, packed = line.partition("\t")
-        rows[int(pk)] = packed.split(";")
-    return rows
+    return split_int4_array_rows(await read_copy(conn, statement))
 
 
 async def load_ledgers(
+    session: AsyncSession, models: Sequence[Release], *, cache: ReleaseCache | None = RELEASE_CACHE
+) -> list[core.ReleaseLedger]:
+    """The private ledgers of ``models`` (same order), from the cache or the database."""
+    found = {m.id: cache.get_ledger(m.id) if cache else None for m in models}
+    missing = [m for m in models if found[m.id] is None]
+    if missing:
+        for m, ledger in zip(missing, await _load_ledgers(session, missing), strict=True):
+            found[m.id] = ledger
+            if cache is not None:
+                cache.put_ledger(m.id, ledger)
+    return [found[m.id] for m in models]  # type: ignore[misc]
+
+
+async def _load_ledgers(
     session: AsyncSession, models: Sequence[Release]
 ) -> list[core.ReleaseLedger]:
-    """The private ledgers of ``models`` (same order)."""
     ids = [m.id for m in models]
     if not ids:
         return []
@@ -158,7 +194,7 @@ async def load_ledgers(
     }
     conn = await driver_connection(session)
     by_release: dict[int, list[core.ClusterLedger]] = {i: [] for i in ids}
-    async with conn.cursor() as cur:
+    async with conn.cursor(binary=True) as cur:
         await cur.execute(
             "SELECT l.release_id, l.counterfeit_rows, l.bp, l.fp1, l.fp2, l.individuals, "
             "l.suppressed "
