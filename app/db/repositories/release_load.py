@@ -11,11 +11,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import orjson
+from psycopg.types.json import set_json_loads
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import model as core
-from app.db.copybinary import int4_elements, read_copy, split_int4_array_rows
 from app.db.models import Release, ReleaseLedger
 from app.db.raw import driver_connection
 from app.db.repositories.terms import terms_by_id
@@ -104,25 +105,18 @@ async def _load_uncached(
 ) -> list[core.PublishedRelease]:
     ids = [m.id for m in models]
     clusters = await _load_clusters(session, ids)
-    pks, elements = await _load_rows(session, ids)
-    # Equal rows have equal bytes: decode each distinct one once, and share its tuple.
-    decoded = {raw: int4_elements(raw) for raw in dict.fromkeys(elements)}
-    wanted: set[int] = set()
+    packed_rows = await _load_rows(session, ids)
+    # Equal rows share one packed string: decode each distinct one once.
+    distinct = {row for rows in packed_rows.values() for row in rows}
+    decoded = {row: row.split(",") if row else [] for row in distinct}
+    wanted: set[str] = set()
     for ids_ in decoded.values():
         wanted.update(ids_)
-    names = await terms_by_id(session, wanted)
-    as_row = {raw: tuple(map(names.__getitem__, ids_)) for raw, ids_ in decoded.items()}
-    del decoded
-    packed_rows: dict[int, list[tuple[str, ...]]] = {}
-    last, rows_of = None, None
-    for pk, raw in zip(pks, elements, strict=True):
-        if pk != last:
-            last, rows_of = pk, packed_rows.setdefault(pk, [])
-        rows_of.append(as_row[raw])  # type: ignore[union-attr]
-    del pks, elements
+    names = {str(k): v for k, v in (await terms_by_id(session, map(int, wanted))).items()}
+    as_row = {row: tuple(map(names.__getitem__, ids_)) for row, ids_ in decoded.items()}
     by_release: dict[int, list[core.PublishedCluster]] = {i: [] for i in ids}
     for c in clusters:
-        rows = packed_rows.get(c.pk, [])
+        rows = [as_row[row] for row in packed_rows.get(c.pk, [])]
         by_release[c.release_id].append(
             core.PublishedCluster(c.cluster_id, rows, c.private_counts, c.global_share,
                                   c.counterfeits)
@@ -144,6 +138,7 @@ async def _load_uncached(
 async def _load_clusters(session: AsyncSession, release_ids: list[int]) -> list[_ClusterRow]:
     conn = await driver_connection(session)
     async with conn.cursor(binary=True) as cur:
+        set_json_loads(orjson.loads, cur)
         await cur.execute(
             "SELECT id, release_id, cluster_id, private_counts, global_share, counterfeits "
             "FROM clusters WHERE release_id = ANY(%s::int8[]) ORDER BY release_id, position",
@@ -152,18 +147,23 @@ async def _load_clusters(session: AsyncSession, release_ids: list[int]) -> list[
         return [_ClusterRow(*row) for row in await cur.fetchall()]
 
 
-async def _load_rows(session: AsyncSession, release_ids: list[int]
-                     ) -> tuple[list[int], list[bytes]]:
-    """Every row of the releases as ``(cluster_pk, raw int4[] elements)``, in cluster and
-    position order, read with a binary ``COPY`` (no text formatting on the server)."""
+async def _load_rows(session: AsyncSession, release_ids: list[int]) -> dict[int, list[str]]:
+    """Rows per cluster as packed term-id strings (``"3,17,42"``), aggregated server side
+    into one value per cluster (``row;row;...``).
+
+    A plain result set, not ``COPY ... TO STDOUT``: COPY hands back one message per row and
+    psycopg wakes the event loop for each (at a million rows, most of the load's time);
+    a result set is read and parsed in C in one go.
+    """
     conn = await driver_connection(session)
-    statement = (
-        "COPY (SELECT r.cluster_pk, r.term_ids FROM published_rows r "
-        "WHERE r.cluster_pk = ANY(ARRAY(SELECT id FROM clusters WHERE release_id IN "
-        f"({', '.join(str(int(i)) for i in release_ids)}))) "
-        "ORDER BY r.cluster_pk, r.position) TO STDOUT (FORMAT BINARY)"
-    )
-    return split_int4_array_rows(await read_copy(conn, statement))
+    async with conn.cursor() as cur:
+        await cur.execute(
+            "SELECT r.cluster_pk, string_agg(array_to_string(r.term_ids, ','), ';' "
+            "ORDER BY r.position) FROM published_rows r JOIN clusters c ON c.id = r.cluster_pk "
+            "WHERE c.release_id = ANY(%s::int8[]) GROUP BY r.cluster_pk",
+            (release_ids,),
+        )
+        return {int(pk): packed.split(";") for pk, packed in await cur.fetchall()}
 
 
 async def load_ledgers(
@@ -195,6 +195,7 @@ async def _load_ledgers(
     conn = await driver_connection(session)
     by_release: dict[int, list[core.ClusterLedger]] = {i: [] for i in ids}
     async with conn.cursor(binary=True) as cur:
+        set_json_loads(orjson.loads, cur)
         await cur.execute(
             "SELECT l.release_id, l.counterfeit_rows, l.bp, l.fp1, l.fp2, l.individuals, "
             "l.suppressed "
