@@ -196,7 +196,7 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
     rss = PeakRss()
     out: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="serialpub-e2e-") as data_dir, \
-            database(args.database_url, f"bench_e2e_{size}") as url, \
+            database(args.database_url, f"bench_e2e_{size}_{os.getpid()}") as url, \
             service(url, data_dir, args.server_log, rss) as base, \
             httpx.Client(base_url=base, timeout=7200) as client:
         client.post("/v1/series", headers=ADMIN, json={

@@ -55,6 +55,6 @@ def rows_blocks(keys: Iterable[tuple[int, int, bytes]], block_rows: int = 20_000
 async def copy_binary(connection: psycopg.AsyncConnection[object], statement: str,
                       blocks: Iterable[bytes]) -> None:
     """``COPY ... FROM STDIN (FORMAT BINARY)`` of preformatted blocks."""
-    async with connection.cursor() as cur, cur.copy(statement) as copy:  # type: ignore[arg-type]
+    async with connection.cursor() as cur, cur.copy(statement) as copy:
         for block in blocks:
             await copy.write(block)
