@@ -82,10 +82,14 @@ class CompactCorpus:
         a remapped dictionary (private spellings) may merge two ids of one transaction.
 
         Converted a block of rows at a time: the ids as Python ints exist for one block
-        only (a whole corpus' worth would cost 28 bytes an id)."""
+        only (a whole corpus' worth would cost 28 bytes an id). Equal rows share their
+        ``frozenset``."""
         words = list(self.terms if terms is None else terms)
         labels = self.cluster_labels
         out: list[Transaction] = []
+        # Equal rows share one frozenset: built once per distinct row, and pickled once
+        # (by reference) when the transactions cross to the compute child.
+        shared: dict[tuple[int, ...], frozenset[str]] = {}
         for first in range(0, len(self), _BLOCK):
             last = min(first + _BLOCK, len(self))
             begin = int(self.ends[first - 1]) if first else 0
@@ -94,8 +98,12 @@ class CompactCorpus:
             clusters = None if self.clusters is None else self.clusters[first:last].tolist()
             start = 0
             for k, end in enumerate(ends):
+                key = tuple(ids[start:end])
+                row = shared.get(key)
+                if row is None:
+                    row = shared[key] = frozenset([words[i] for i in key])
                 out.append(Transaction(
-                    frozenset([words[i] for i in ids[start:end]]),
+                    row,
                     self.individual(first + k),
                     None if clusters is None else labels[clusters[k]],
                 ))

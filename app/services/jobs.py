@@ -19,7 +19,7 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import CoreError
-from app.core.model import Publication, PublishedRelease, Transaction
+from app.core.model import Publication, PublishedRelease, ReleaseLedger, Transaction
 from app.db.base import utcnow
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Job, Series
@@ -123,8 +123,8 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
 
 async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
                    tracker: ProgressTracker, flusher: asyncio.Task[None]
-                   ) -> tuple[int, PublishedRelease]:
-    """Compute and store; returns the stored release's key and content."""
+                   ) -> tuple[int, PublishedRelease, ReleaseLedger]:
+    """Compute and store; returns the stored release's key, content and ledger."""
     repo = JobRepository(session)
     job = await repo.get(job_id)
     assert job is not None
@@ -138,13 +138,17 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     load_seconds = time.perf_counter() - started
     # Off the event loop: the in-process worker shares it with the API, and building a
     # million transactions takes seconds.
+    started = time.perf_counter()
     transactions, private_terms, warnings = await asyncio.to_thread(
         _prepare, payload, series, job.extra_private_terms)
+    prepare_seconds = time.perf_counter() - started
     del payload
+    started = time.perf_counter()
     publication = await publish_isolated(
         series.method, history, transactions, private_terms,
         effective_params(series), tracker,
     )
+    compute_seconds = time.perf_counter() - started
     del transactions
     if warnings:
         publication.report["ingest_warnings"] = warnings
@@ -159,13 +163,26 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     # SPEC 11: the series' semantic audit, in this transaction, before ``finish`` drops the
     # raw snapshot (the ground truth).
     await audit_publication(session, runtime, series, job, publication, release_id, tracker)
-    seconds = {"load": round(load_seconds, 4), **tracker.close()}
+    seconds = _phase_seconds(job.phase_seconds, load_seconds, prepare_seconds,
+                             compute_seconds, tracker.close())
     await repo.finish(job, "succeeded", release_no=publication.release.release_no,
                       report=_jsonable(publication.report), phase_seconds=seconds,
                       phase="store", progress=1.0)
     _observe(series.method, publication, seconds)
     _log.info("job succeeded", release_no=publication.release.release_no, seconds=seconds)
-    return release_id, publication.release
+    return release_id, publication.release, publication.ledger
+
+
+def _phase_seconds(upload: dict[str, float] | None, load: float, prepare: float,
+                   compute: float, tracked: dict[str, float]) -> dict[str, float]:
+    """The job's seconds per phase: the API's ``upload+parse``, ``load``, ``prepare`` (the
+    payload to the core's transactions), the core's phases as it reported them, ``ipc`` (the
+    compute child's start and the input and result crossing the pipe: the child's wall time
+    not inside a reported phase), ``store`` and the semantic audit's ``attack`` (after the
+    child, so not part of its wall time)."""
+    core = sum(v for k, v in tracked.items() if k not in ("store", "attack"))
+    return {**(upload or {}), "load": round(load, 4), "prepare": round(prepare, 4),
+            **tracked, "ipc": round(max(compute - core, 0.0), 4)}
 
 
 def _prepare(payload: bytes, series: Series, extra: list[str]

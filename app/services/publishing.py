@@ -65,8 +65,12 @@ async def create_job(
     series: Series,
     corpus: Corpus,
     idempotency_key: str | None,
+    upload_seconds: float | None = None,
 ) -> tuple[Job, bool]:
-    """The queued job for ``corpus``; ``(job, True)`` when an Idempotency-Key replays one."""
+    """The queued job for ``corpus``; ``(job, True)`` when an Idempotency-Key replays one.
+
+    ``upload_seconds``: the API's time to receive and parse the body, which opens the job's
+    ``phase_seconds`` (as ``upload+parse``; the worker adds its phases)."""
     repo = JobRepository(session)
     if idempotency_key is not None:
         await xact_lock(session, LockSpace.IDEMPOTENCY, idempotency_key)
@@ -84,7 +88,8 @@ async def create_job(
     job = Job(
         id=uuid.uuid4(), series_id=series.id, api_key_id=principal.key_id, status="queued",
         progress=0.0, label=corpus.label, extra_private_terms=sorted(set(corpus.private_terms)),
-        n_transactions=len(corpus), attempts=0, phase_seconds={},
+        n_transactions=len(corpus), attempts=0,
+        phase_seconds={} if upload_seconds is None else {"upload+parse": round(upload_seconds, 4)},
         # The lock above orders creations; now() is the transaction's start, which can
         # precede another post's lock: the clock after the lock keeps created_at in posting
         # (and numbering) order.

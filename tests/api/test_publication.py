@@ -93,6 +93,8 @@ async def test_job_lifecycle_and_auditor_details(client: httpx.AsyncClient) -> N
     assert done["progress"] == 1.0 and done["finished_at"] is not None
     detailed = (await client.get(f"/v1/jobs/{job['id']}", headers=auditor)).json()
     assert detailed["report"] is not None and "store" in detailed["phase_seconds"]
+    # The API's time to receive and parse the body opens the job's phases; the worker's follow.
+    assert {"upload+parse", "load", "prepare", "ipc", "store"} <= set(detailed["phase_seconds"])
     assert (await client.get(f"/v1/jobs/{job['id']}", headers=analyst)).status_code == 403
     other = await create_key(client, "publisher")
     assert (await client.get(f"/v1/jobs/{job['id']}", headers=other)).status_code == 403

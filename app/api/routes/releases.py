@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Annotated, Any, Literal
 
@@ -75,6 +76,7 @@ async def post_release(
     content_type = request.headers.get("content-type")
     json_body = (content_type or "").split(";")[0].strip().lower() == "application/json"
     _check_length(request, settings.max_json_bytes if json_body else settings.max_body_bytes)
+    parse_started = time.perf_counter()
     corpus = await read_corpus(
         content_type, request.stream(), limit=settings.max_body_bytes,
         json_limit=settings.max_json_bytes, secret=runtime.secret, limits=upload_limits(settings),
@@ -88,7 +90,8 @@ async def post_release(
         return JSONResponse(result.model_dump(mode="json"), status_code=200)
     async with runtime.db.session() as session:
         job, _ = await publishing.create_job(session, principal, series, corpus,
-                                             idempotency_key)
+                                             idempotency_key,
+                                             time.perf_counter() - parse_started)
     if wait:
         return await _await_release(runtime, principal, name, job.id)
     return JSONResponse(publishing.job_out(job, name, principal).model_dump(mode="json"),

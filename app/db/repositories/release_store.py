@@ -1,7 +1,8 @@
 """Writing one publication: the release, its clusters, rows and ledgers, in bulk.
 
 Everything goes into the caller's transaction; clusters, rows, cluster ledgers and Wong's
-statistics are streamed with ``COPY ... FROM STDIN`` in preformatted blocks.
+statistics are streamed with ``COPY ... FROM STDIN`` in preformatted blocks, the rows (the
+bulk: one per published transaction) in the binary format with integer term ids.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.model import Publication, PublishedRelease
 from app.db import copytext as ct
+from app.db.copybinary import copy_binary, row_fields, rows_blocks
 from app.db.copytext import copy_rows
 from app.db.models import Release, ReleaseLedger
 from app.db.raw import driver_connection
@@ -32,9 +34,9 @@ async def store_publication(
 ) -> Release:
     """Store ``publication`` as release ``publication.release.release_no`` of the series."""
     release = publication.release
-    term_ids = await ensure_terms(
-        session, (t for c in release.clusters for row in c.rows for t in row)
-    )
+    distinct = {row for c in release.clusters for row in c.rows}
+    term_ids = await ensure_terms(session, (t for row in distinct for t in row))
+    del distinct
     model = Release(
         series_id=series_id,
         release_no=release.release_no,
@@ -107,21 +109,24 @@ async def _copy_rows(
     pks: list[int],
     term_ids: Mapping[str, int],
 ) -> None:
-    formatted: dict[tuple[str, ...], str] = {}
+    """The rows in PostgreSQL's binary COPY format: each distinct row's ``int4[]`` of term
+    ids and its hash are built once; a row is then its key and those bytes."""
+    formatted: dict[tuple[str, ...], bytes] = {}
 
-    def lines() -> Iterator[str]:
+    def keyed() -> Iterator[tuple[int, int, bytes]]:
         for pk, cluster in zip(pks, release.clusters, strict=True):
             for position, row in enumerate(cluster.rows):
-                cells = formatted.get(row)
-                if cells is None:
-                    ids = ct.int_array([term_ids[t] for t in row])
-                    cells = formatted[row] = f"{ids}\t{row_hash(row)}"
-                yield f"{pk}\t{position}\t{cells}"
+                fields = formatted.get(row)
+                if fields is None:
+                    fields = formatted[row] = row_fields([term_ids[t] for t in row],
+                                                         row_hash(row))
+                yield pk, position, fields
 
-    await _copy(
-        session,
-        "COPY published_rows (cluster_pk, position, term_ids, terms_hash) FROM STDIN",
-        lines(),
+    await copy_binary(
+        await driver_connection(session),
+        "COPY published_rows (cluster_pk, position, term_ids, terms_hash) FROM STDIN "
+        "(FORMAT BINARY)",
+        rows_blocks(keyed()),
     )
 
 

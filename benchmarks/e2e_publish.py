@@ -1,0 +1,267 @@
+"""End-to-end benchmark (not a test): per-phase costs of a release at 100k, 300k and 1M lines.
+
+A SeGen series of BMS-WebView-2 (read from ``/work/shared/data``, never copied) upsampled to
+``N`` lines per release (positions repeat once the 77,512 lines are used up), rep 40%, 10% of
+the terms private, sanony with r_th 8 and cluster size 10. For every size it starts the API
+(``serialpub serve``, no in-process worker) and one worker (``serialpub worker``) as separate
+processes on a fresh database (on the PostgreSQL server of ``--database-url``, one
+database per size, created and dropped here), posts each release as
+``text/plain`` with ``wait=true``, and reads the job's seconds per phase from
+``GET /v1/jobs/{id}``: ``upload+parse`` (API: body received and parsed, job queued), then the
+worker's ``load`` (history from PostgreSQL or the worker's cache), ``prepare`` (payload to
+transactions), ``ipc`` (compute child start, input through the pipe), the core's ``anony``,
+``bp``, ``fp1``, ``fp2``, ``verify`` and ``store`` (release, rows, ledgers, renderings; the
+commit follows). The peak RSS of the API process, the worker and the worker's children
+(the compute child per job) is sampled with psutil every 0.1 s.
+
+    python -m benchmarks.e2e_publish --sizes 100000 300000 1000000 --releases 5 \\
+        --database-url postgresql+psycopg://postgres@127.0.0.1:5432/postgres
+
+prints a table (release 1 is "against 0", release 5 "against 4") and appends one JSON line
+per release to ``benchmarks/results/e2e_publish.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+DATA = Path(os.environ.get("SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webview-2.dat"))
+RESULTS = Path(__file__).resolve().parent / "results" / "e2e_publish.jsonl"
+TOKEN = "bench-admin-token-0123456789"
+ADMIN = {"Authorization": f"Bearer {TOKEN}"}
+PHASES = ("upload+parse", "load", "prepare", "ipc", "anony", "bp", "fp1", "fp2", "verify",
+          "store")
+
+
+class PeakRss:
+    """Samples the RSS of a process and (optionally) its children; keeps the peaks (bytes)."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        self.interval = interval
+        self.watched: dict[str, tuple[int, bool]] = {}
+        self.peak: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def watch(self, name: str, pid: int, children: bool = False) -> None:
+        self.watched[name] = (pid, children)
+        self._thread.is_alive() or self._thread.start()
+
+    def reset(self) -> None:
+        self.peak = {}
+
+    def _sample(self, name: str, pid: int, children: bool) -> None:
+        with contextlib.suppress(psutil.Error):
+            process = psutil.Process(pid)
+            rss = process.memory_info().rss
+            self.peak[name] = max(self.peak.get(name, 0), rss)
+            if children:
+                for child in process.children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        kid = child.memory_info().rss
+                        key = f"{name}.child"
+                        self.peak[key] = max(self.peak.get(key, 0), kid)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            for name, (pid, children) in list(self.watched.items()):
+                self._sample(name, pid, children)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _psql(url: str, sql: str) -> None:
+    import psycopg
+
+    conninfo = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(sql)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def database(server_url: str | None, name: str) -> Iterator[str | None]:
+    """A fresh database ``name`` on the server of ``server_url`` (dropped afterwards)."""
+    if server_url is None:
+        yield None
+        return
+    base, _, _ = server_url.rpartition("/")
+    _psql(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    _psql(server_url, f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with contextlib.suppress(Exception):
+            _psql(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def service(database_url: str | None, data_dir: str, log: Path,
+            rss: PeakRss) -> Iterator[str]:
+    """The API and one worker, as separate processes; yields the API's base URL."""
+    port = _free_port()
+    env = {**os.environ, "SERIALPUB_ADMIN_TOKEN": TOKEN, "SERIALPUB_LOG_LEVEL": "WARNING",
+           "SERIALPUB_DATA_DIR": data_dir, "SERIALPUB_IN_PROCESS_WORKER": "false",
+           "SERIALPUB_WAIT_TIMEOUT": "7200", "SERIALPUB_WORKER_CONCURRENCY": "1"}
+    env.pop("DATABASE_URL", None)
+    if database_url:
+        env["DATABASE_URL"] = database_url
+    sink = log.open("ab")
+    api = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
+                           env=env, stdout=sink, stderr=sink)
+    worker: subprocess.Popen[bytes] | None = None
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait_ready(base, api)
+        worker = subprocess.Popen([sys.executable, "-m", "app", "worker", "--concurrency", "1"],
+                                  env=env, stdout=sink, stderr=sink)
+        rss.watch("api", api.pid)
+        rss.watch("worker", worker.pid, children=True)
+        yield base
+    finally:
+        for process in (worker, api):
+            if process is not None:
+                process.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=60)
+                if process.poll() is None:
+                    process.kill()
+
+
+def _wait_ready(base: str, process: subprocess.Popen[bytes]) -> None:
+    for _ in range(900):
+        if process.poll() is not None:
+            raise SystemExit("the API exited during start-up (see the server log)")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                return
+        time.sleep(0.2)
+    raise SystemExit("the API did not become ready")
+
+
+def series_lines(size: int, releases: int, seed: int) -> tuple[list[list[bytes]], list[str]]:
+    """The releases' lines (SeGen positions into BMS-WebView-2) and 10% of its terms private."""
+    from app.core.segen import choose_private_terms, segen
+
+    base = [line.strip() for line in DATA.read_bytes().splitlines() if line.strip()]
+    terms = [t.decode() for line in base for t in line.split()]
+    private = sorted(choose_private_terms(terms, 0.1, seed=seed))
+    positions = segen(len(base), size, releases, 0.4, seed=seed)
+    return [[base[p] for p in release] for release in positions], private
+
+
+def _body(lines: list[bytes]) -> Iterator[bytes]:
+    step = 4096
+    for i in range(0, len(lines), step):
+        yield b"\n".join(lines[i:i + step]) + b"\n"
+
+
+def post(client: httpx.Client, name: str, lines: list[bytes]) -> dict[str, Any]:
+    started = time.perf_counter()
+    response = client.post(f"/v1/series/{name}/releases", params={"wait": "true"},
+                           content=_body(lines), headers={**ADMIN, "Content-Type": "text/plain"})
+    wall = time.perf_counter() - started
+    if response.status_code != 201:
+        raise SystemExit(f"publication failed: {response.status_code} {response.text[:500]}")
+    body = response.json()
+    job = client.get(f"/v1/jobs/{body['job']['id']}", headers=ADMIN).json()
+    return {"release_no": job["release_no"], "rows": body["release"]["n_rows"],
+            "wall": wall, "phases": job["phase_seconds"]}
+
+
+def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
+    releases, private = series_lines(size, args.releases, args.seed)
+    rss = PeakRss()
+    out: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="serialpub-e2e-") as data_dir, \
+            database(args.database_url, f"bench_e2e_{size}_{os.getpid()}") as url, \
+            service(url, data_dir, args.server_log, rss) as base, \
+            httpx.Client(base_url=base, timeout=7200) as client:
+        client.post("/v1/series", headers=ADMIN, json={
+            "name": "bms", "method": "sanony", "private_terms": private,
+            "params": {"r_th": args.r_th, "cluster_size": 10, "seed": args.seed},
+        }).raise_for_status()
+        for k, lines in enumerate(releases):
+            rss.reset()
+            load = os.getloadavg()[0]
+            result = post(client, "bms", lines)
+            time.sleep(0.3)  # a last sample of the processes
+            result.update(size=size, lines=len(lines), against=k, load1=round(load, 2),
+                          load1_after=round(os.getloadavg()[0], 2),
+                          peak_rss_mib={n: round(v / 2**20) for n, v in rss.peak.items()},
+                          commit=args.commit)
+            out.append(result)
+            print(row(result), flush=True)
+            with RESULTS.open("a") as sink:
+                sink.write(json.dumps(result) + "\n")
+    rss.stop()
+    return out
+
+
+def header() -> str:
+    cells = ["lines", "against", *PHASES, "job", "POST wall", "API MiB", "worker MiB",
+             "child MiB", "load1"]
+    return "| " + " | ".join(cells) + " |\n|" + "---|" * len(cells)
+
+
+def row(r: dict[str, Any]) -> str:
+    phases = r["phases"]
+    job = sum(v for k, v in phases.items())
+    peak = r["peak_rss_mib"]
+    cells = [f"{r['size']:,}", str(r["against"])]
+    cells += [f"{phases.get(p, 0.0):.2f}" for p in PHASES]
+    cells += [f"{job:.1f}", f"{r['wall']:.1f}", str(peak.get("api", "-")),
+              str(peak.get("worker", "-")), str(peak.get("worker.child", "-")),
+              f"{r['load1']}-{r['load1_after']}"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
+    parser.add_argument("--releases", type=int, default=5)
+    parser.add_argument("--r-th", type=float, default=8.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--database-url",
+                        default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
+                        help="a PostgreSQL server (any database on it): one database per size "
+                             "is created there and dropped")
+    parser.add_argument("--server-log", type=Path, default=Path("/tmp/serialpub-e2e.log"))
+    parser.add_argument("--commit", default=os.environ.get("BENCH_COMMIT", ""),
+                        help="recorded with each result (which code was measured)")
+    args = parser.parse_args(argv)
+    if not DATA.exists():
+        print(f"{DATA} is missing; set SERIALPUB_BENCH_DATA", file=sys.stderr)
+        return 2
+    RESULTS.parent.mkdir(exist_ok=True)
+    print(f"{os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.2f}")
+    print(header(), flush=True)
+    for size in args.sizes:
+        run_size(args, size)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
