@@ -20,6 +20,9 @@ the level alignment reached (the same cap Anony applies, SPEC 2 step 5).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
+
+import numpy as np
 
 from app.core.risk.assess import cluster_posteriors, serial_risk
 from app.core.risk.overlap import cluster_cover
@@ -190,20 +193,52 @@ def _recompute_shares(
     state: SeriesState, j: int, terms: set[str], caps: dict[tuple[int, str], int], r_th: float
 ) -> None:
     """``J_s(C) = round(N(C)·N(s, C_g)/N(T))`` (formula 3) for the terms whose bag changed,
-    capped so that ``γ_s(C) <= r_th`` and at the level alignment reached."""
+    capped so that ``γ_s(C) <= r_th`` and at the level alignment reached.
+
+    Each term is one vector over the clusters (the arithmetic of formula 3 and of Anony's cap
+    term by term as in :mod:`app.core.anonymisation.anony`); only clusters that get or had a
+    share of s are written, in cluster order.
+    """
     release = state.releases[j]
-    n_rows = sum(cluster.n_true for cluster in release.clusters)
+    clusters = release.clusters
+    n_true = np.array([cluster.n_true for cluster in clusters], dtype=np.int64)
+    n_rows = int(n_true.sum())
+    one_set = np.array([cluster.of_one_set for cluster in clusters], dtype=bool)
+    kept = _by_term((c, cluster.private_counts) for c, cluster in enumerate(clusters))
+    shared = _by_term((c, cluster.global_share) for c, cluster in enumerate(clusters))
+    capped: dict[str, dict[int, int]] = {}
+    for (c, s), cap in caps.items():
+        capped.setdefault(s, {})[c] = cap
     for s in terms:
         in_bag = release.global_bag.get(s, 0)
-        total = sum(cl.private_counts.get(s, 0) for cl in release.clusters) + in_bag
-        for c, cluster in enumerate(release.clusters):
-            share = round(cluster.n_true * in_bag / n_rows) if n_rows else 0
-            allowed = int(r_th * total * cluster.n_true / n_rows + 1e-9) if n_rows else 0
-            share = min(share, max(min(allowed, cluster.n_true) - cluster.private_counts[s], 0))
-            cap = 0 if cluster.of_one_set else caps.get((c, s))
-            if cap is not None:
-                share = min(share, max(cap - cluster.private_counts[s], 0))
-            if share > 0:
-                cluster.global_share[s] = share
+        private = np.zeros(len(clusters), dtype=np.int64)
+        holders = kept.get(s, {})
+        private[list(holders)] = list(holders.values())
+        total = int(private.sum()) + in_bag
+        if n_rows:
+            share = np.rint(n_true * in_bag / n_rows).astype(np.int64)
+            allowed = (r_th * total * n_true / n_rows + 1e-9).astype(np.int64)
+        else:
+            share = allowed = np.zeros(len(clusters), dtype=np.int64)
+        share = np.minimum(share, np.maximum(np.minimum(allowed, n_true) - private, 0))
+        cap = np.full(len(clusters), -1, dtype=np.int64)
+        for c, value in capped.get(s, {}).items():
+            cap[c] = value
+        cap[one_set] = 0
+        limited = cap >= 0
+        share[limited] = np.minimum(share, np.maximum(cap - private, 0))[limited]
+        touched = set(np.flatnonzero(share > 0).tolist()) | set(shared.get(s, ()))
+        for c in sorted(touched):
+            if share[c] > 0:
+                clusters[c].global_share[s] = int(share[c])
             else:
-                cluster.global_share.pop(s, None)
+                clusters[c].global_share.pop(s, None)
+
+
+def _by_term(counts: Iterable[tuple[int, Mapping[str, int]]]) -> dict[str, dict[int, int]]:
+    """Cluster position -> term -> copies, turned around: term -> cluster position -> copies."""
+    found: dict[str, dict[int, int]] = {}
+    for c, held in counts:
+        for s, k in held.items():
+            found.setdefault(s, {})[c] = k
+    return found
