@@ -221,12 +221,12 @@ def _recompute_shares(
         else:
             share = allowed = np.zeros(len(clusters), dtype=np.int64)
         share = np.minimum(share, np.maximum(np.minimum(allowed, n_true) - private, 0))
-        cap = np.full(len(clusters), -1, dtype=np.int64)
+        ceiling = np.full(len(clusters), -1, dtype=np.int64)  # -1: no cap
         for c, value in capped.get(s, {}).items():
-            cap[c] = value
-        cap[one_set] = 0
-        limited = cap >= 0
-        share[limited] = np.minimum(share, np.maximum(cap - private, 0))[limited]
+            ceiling[c] = value
+        ceiling[one_set] = 0
+        limited = ceiling >= 0
+        share[limited] = np.minimum(share, np.maximum(ceiling - private, 0))[limited]
         touched = set(np.flatnonzero(share > 0).tolist()) | set(shared.get(s, ()))
         for c in sorted(touched):
             if share[c] > 0:

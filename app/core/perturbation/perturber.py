@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from app.core.model import Row
 from app.core.perturbation.counterfeit import CounterfeitFactory
 from app.core.risk.assess import cluster_posteriors, serial_risk
+from app.core.risk.incremental import SeriesRisk
 from app.core.risk.overlap import Overlap, cluster_cover, release_overlap, s_range
 from app.core.risk.state import ClusterState, SeriesState
 
@@ -26,24 +27,6 @@ def _needs(needs: dict[str, int], s: str, value: int) -> None:
         needs[s] = value
 
 
-def unsafe_published_clusters(state: SeriesState, j: int) -> dict[int, set[int]]:
-    """Published clusters (release position -> cluster positions) with an overlap with
-    release ``j`` that is not safe for some s (Lemma 3: the new cluster's s-range must hold
-    the published cluster's). Only these can have changed risk."""
-    touched: dict[int, set[int]] = {}
-    for c in range(len(state.releases[j].clusters)):
-        new = state.cluster((j, c))
-        for overlap in cluster_cover(state, (j, c), releases=range(j)):
-            old = state.cluster(overlap.other)
-            for s in new.terms() | old.terms():
-                f_new = s_range(new.n_s(s), new.n, overlap.size)
-                f_old = s_range(old.n_s(s), old.n, overlap.size)
-                if f_new[0] > f_old[0] or f_new[1] < f_old[1]:
-                    touched.setdefault(overlap.other[0], set()).add(overlap.other[1])
-                    break
-    return touched
-
-
 class Perturber:
     """Adds counterfeits to the clusters of release ``j`` and keeps every count right."""
 
@@ -54,8 +37,16 @@ class Perturber:
         self.release = state.releases[j]
         self._true_counts: dict[int, Counter[Row]] = {}
         self._term_index: dict[str, set[int]] | None = None
+        self._risk: SeriesRisk | None = None
         self.bp_global = 0
         self.bp_pinned_only = False
+
+    def risk(self, r_th: float) -> SeriesRisk:
+        """The series' rows over ``r_th``, kept up to date as this perturber changes the new
+        release (one tracker for BP, FP2 and the post-condition)."""
+        if self._risk is None or self._risk.r_th != r_th:
+            self._risk = SeriesRisk(self.state, self.j, r_th)
+        return self._risk
 
     # -- adding counterfeits ---------------------------------------------------------------
 
@@ -145,21 +136,9 @@ class Perturber:
     def _needs_of_violations(
         self, r_th: float
     ) -> dict[int, tuple[dict[str, int], dict[str, int]]]:
-        touched = unsafe_published_clusters(self.state, self.j)
         needs: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
-        limit = r_th * (1 + 1e-9)
-        for k, positions in sorted(touched.items()):
-            rates = self.state.releases[k].rates
-            for d in sorted(positions):
-                ref = (k, d)
-                over = {
-                    s
-                    for betas in cluster_posteriors(self.state, ref).values()
-                    for s, beta in betas.items()
-                    if serial_risk(beta, rates.get(s, 0.0)) > limit
-                }
-                if over:
-                    self._lemma4_needs(ref, over, needs)
+        for ref, over in self.risk(r_th).published_over().items():
+            self._lemma4_needs(ref, over, needs)
         return needs
 
     def _lemma4_needs(

@@ -1,0 +1,202 @@
+"""Rows over ``r_th`` in a series while its newest release is being built, kept up to date.
+
+Sanony checks its post-condition (Theorem 1) round after round while it adds counterfeits to
+the new release ``j`` or suppresses copies from it; BP asks the same question of the published
+releases. Each round changes a few clusters of ``j`` only, and SPEC 4's model says exactly
+whose risk that can move:
+
+- the cluster composition of a cluster of ``j`` depends on the cluster and on its cover (the
+  published clusters, which never change): recomputed when the cluster changed (its rows,
+  ``N(s, C_c)``, ``N(s, C_ol)``) or the release's population rates did;
+- the cluster composition of a published cluster ``C*`` depends on the clusters of ``j`` it
+  overlaps: recomputed when one of them changed, or when a row added to a cluster of ``j``
+  makes (or a row taken back ends) an overlap with it. As before, only published clusters with
+  an unsafe overlap with ``j`` are judged (Lemma 3: a safe overlap has likelihood ratio 1, and
+  the rest was verified when those clusters were published);
+- the global composition of every release depends on ``j`` as a whole: recomputed whenever
+  ``j`` changed, by :class:`~app.core.risk.composition.GlobalComposition`, which redoes only
+  the terms whose evidence moved.
+
+Nothing is approximated: a cached value is reused only when every input of formula 12 it was
+computed from is unchanged, so :meth:`SeriesRisk.violations` returns exactly what judging the
+whole series from scratch returns (plain multiset overlaps, the product over every other whole
+release, certain-against wins; SPEC 4), in the same order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from app.core.model import Row
+from app.core.risk.assess import cluster_posteriors, serial_risk
+from app.core.risk.composition import GlobalComposition
+from app.core.risk.overlap import cluster_cover, s_range
+from app.core.risk.state import ClusterRef, ClusterState, SeriesState
+
+__all__ = ["SeriesRisk", "Violation", "is_unsafe"]
+
+#: ``(cluster, row, term, serial risk, composition)``: a row over ``r_th`` for a term.
+Violation = tuple[ClusterRef, Row, str, float, str]
+
+
+@dataclass(slots=True)
+class _Seen:
+    """What a cluster of the new release looked like when its risk was last computed."""
+
+    revision: int
+    private_counts: Counter[str]
+    global_share: dict[str, int]
+
+    @classmethod
+    def of(cls, cluster: ClusterState) -> _Seen:
+        return cls(cluster.revision, Counter(cluster.private_counts), dict(cluster.global_share))
+
+    def matches(self, cluster: ClusterState) -> bool:
+        return (
+            self.revision == cluster.revision
+            and self.private_counts == cluster.private_counts
+            and self.global_share == cluster.global_share
+        )
+
+
+def is_unsafe(state: SeriesState, ref: ClusterRef, j: int) -> bool:
+    """Whether published cluster ``ref`` has an overlap with release ``j`` that is not safe
+    for some s (Lemma 3: the new cluster's s-range must hold the published cluster's)."""
+    old = state.cluster(ref)
+    for overlap in cluster_cover(state, ref, releases=(j,)):
+        new = state.cluster(overlap.other)
+        for s in new.terms() | old.terms():
+            f_new = s_range(new.n_s(s), new.n, overlap.size)
+            f_old = s_range(old.n_s(s), old.n, overlap.size)
+            if f_new[0] > f_old[0] or f_new[1] < f_old[1]:
+                return True
+    return False
+
+
+class SeriesRisk:
+    """Rows over ``r_th`` anywhere in the series, recomputed only where release ``j`` moved.
+
+    ``j`` must be the newest release of ``state`` and the only one that changes.
+    """
+
+    def __init__(self, state: SeriesState, j: int, r_th: float) -> None:
+        self.state = state
+        self.j = j
+        self.r_th = r_th
+        self._limit = r_th * (1 + 1e-9)
+        #: Per cluster of ``j``: when its links (published clusters it overlaps) were taken.
+        self._linked: dict[int, _Seen] = {}
+        self._links: dict[int, set[ClusterRef]] = {}
+        #: Per cluster of ``j``: when its own rows over ``r_th`` were computed, and those rows.
+        self._judged: dict[int, _Seen] = {}
+        self._rates: dict[str, float] = {}
+        self._own: dict[int, list[Violation]] = {}
+        #: Published clusters with an unsafe overlap with ``j``, and their rows over ``r_th``.
+        self._unsafe: dict[ClusterRef, list[Violation]] = {}
+        self._global = GlobalComposition(state, j, self._limit)
+
+    # -- published clusters --------------------------------------------------------------
+
+    def _refresh_published(self) -> None:
+        clusters = self.state.releases[self.j].clusters
+        affected: set[ClusterRef] = set()
+        for c, cluster in enumerate(clusters):
+            seen = self._linked.get(c)
+            if seen is not None and seen.matches(cluster):
+                continue
+            links = self._links_of(cluster)
+            affected |= links | self._links.get(c, set())
+            self._links[c] = links
+            self._linked[c] = _Seen.of(cluster)
+        for ref in affected:
+            if is_unsafe(self.state, ref, self.j):
+                self._unsafe[ref] = self._cluster_violations(ref)
+            else:
+                self._unsafe.pop(ref, None)
+
+    def _links_of(self, cluster: ClusterState) -> set[ClusterRef]:
+        return {
+            other
+            for row in cluster.counts
+            for other in self.state.holders(row)
+            if other[0] != self.j
+        }
+
+    def unsafe_published(self) -> dict[int, set[int]]:
+        """Published clusters (release position -> cluster positions) with an overlap with
+        release ``j`` that is not safe for some s: the only ones whose risk can have moved."""
+        self._refresh_published()
+        touched: dict[int, set[int]] = {}
+        for k, d in self._unsafe:
+            touched.setdefault(k, set()).add(d)
+        return touched
+
+    def published_over(self) -> dict[ClusterRef, set[str]]:
+        """Terms over ``r_th`` (cluster composition) per published cluster with an unsafe
+        overlap, for the clusters that have some, in (release, cluster) order."""
+        self._refresh_published()
+        over: dict[ClusterRef, set[str]] = {}
+        for ref in sorted(self._unsafe):
+            terms = {v[2] for v in self._unsafe[ref]}
+            if terms:
+                over[ref] = terms
+        return over
+
+    # -- the new release -----------------------------------------------------------------
+
+    def _refresh_own(self) -> None:
+        release = self.state.releases[self.j]
+        if release.rates != self._rates:
+            self._judged.clear()
+            self._rates = dict(release.rates)
+        for c, cluster in enumerate(release.clusters):
+            seen = self._judged.get(c)
+            if seen is None or not seen.matches(cluster):
+                self._own[c] = self._cluster_violations((self.j, c))
+                self._judged[c] = _Seen.of(cluster)
+
+    def _cluster_violations(self, ref: ClusterRef) -> list[Violation]:
+        rates = self.state.releases[ref[0]].rates
+        found: list[Violation] = []
+        for row, betas in cluster_posteriors(self.state, ref).items():
+            for s, beta in betas.items():
+                risk = serial_risk(beta, rates.get(s, 0.0))
+                if risk > self._limit:
+                    found.append((ref, row, s, risk, "cluster"))
+        return found
+
+    # -- the whole series ----------------------------------------------------------------
+
+    def violations(self) -> list[Violation]:
+        """Rows over ``r_th``: ``(cluster, row, term, risk, composition)``.
+
+        In the order of judging from scratch: release ``j`` (its clusters in order, then its
+        global composition), then every published release (its clusters with an unsafe
+        overlap with ``j``, in order, then its global composition).
+        """
+        self._refresh_published()
+        self._refresh_own()
+        found: list[Violation] = []
+        for c in range(len(self.state.releases[self.j].clusters)):
+            found.extend(self._own[c])
+        found.extend(self._global_violations(self.j))
+        for k in range(len(self.state.releases)):
+            if k == self.j:
+                continue
+            for ref in sorted(ref for ref in self._unsafe if ref[0] == k):
+                found.extend(self._unsafe[ref])
+            found.extend(self._global_violations(k))
+        return found
+
+    def _global_violations(self, k: int) -> Iterator[Violation]:
+        release = self.state.releases[k]
+        over = self._global.over(k)
+        if not over:
+            return
+        pattern_of = self._global.pattern_of(k)
+        for c, cluster in enumerate(release.clusters):
+            for row in cluster.counts:
+                for s, risk in over.get(pattern_of[row], ()):
+                    yield ((k, c), row, s, risk, "global")
