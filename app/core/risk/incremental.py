@@ -178,6 +178,7 @@ class SeriesRisk:
         """
         self._refresh_published()
         self._refresh_own()
+        self._global.refresh()
         found: list[Violation] = []
         for c in range(len(self.state.releases[self.j].clusters)):
             found.extend(self._own[c])

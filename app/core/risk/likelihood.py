@@ -13,11 +13,34 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 __all__ = ["log_comb", "log_likelihood_ratio"]
 
 _SMALL_RANGE = 48
+
+
+class _LogFactorials:
+    """``log(x!)`` for x = 0, 1, ..., grown on demand, in the two forms the sums use.
+
+    ``scalar[x]`` is ``math.lgamma(x + 1)`` and ``array[x]`` is ``gammaln(x + 1)``: a lookup
+    gives exactly the value the function would, so the sums below are the same numbers as when
+    each ``lgamma`` was evaluated, only without evaluating it again for every overlap.
+    """
+
+    def __init__(self) -> None:
+        self.scalar: list[float] = []
+        self.array: np.ndarray = np.zeros(0)
+
+    def upto(self, n: int) -> None:
+        if n < len(self.scalar):
+            return
+        size = max(n + 1, 2 * len(self.scalar), 1024)
+        self.scalar.extend(math.lgamma(x + 1) for x in range(len(self.scalar), size))
+        self.array = gammaln(np.arange(size, dtype=np.float64) + 1)
+
+
+_FACTORIALS = _LogFactorials()
 
 
 def log_comb(n: int, k: int) -> float:
@@ -30,13 +53,17 @@ def log_comb(n: int, k: int) -> float:
     """
     if n < 0 or k < 0 or k > n:
         return -math.inf
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+    _FACTORIALS.upto(n)
+    table = _FACTORIALS.scalar
+    return table[n] - table[k] - table[n - k]
 
 
 def _log_comb_array(n: int, k: np.ndarray) -> np.ndarray:
     valid = (k >= 0) & (k <= n) & (n >= 0)
     kk = np.where(valid, k, 0)
-    out = gammaln(n + 1) - gammaln(kk + 1) - gammaln(n - kk + 1)
+    _FACTORIALS.upto(max(n, 0))
+    table = _FACTORIALS.array
+    out = table[max(n, 0)] - table[kk] - table[np.where(valid, n - kk, 0)]
     return np.where(valid, out, -np.inf)
 
 
@@ -49,7 +76,7 @@ def _log_sums(n_s: int, n: int, o: int, r1: int, r2: int, z: int) -> tuple[float
     r = np.arange(r1, r2 + 1)
     a = _log_comb_array(n_s - 1, r - z) + _log_comb_array(n_sbar, o - r)
     b = _log_comb_array(n_s, r) + _log_comb_array(n_sbar - 1, o - r - z)
-    return float(logsumexp(a)), float(logsumexp(b))
+    return _logsumexp(a), _logsumexp(b)
 
 
 def _lse(values: list[float]) -> float:
@@ -58,6 +85,21 @@ def _lse(values: list[float]) -> float:
         return -math.inf
     top = max(finite)
     return top + math.log(sum(math.exp(v - top) for v in finite))
+
+
+def _logsumexp(a: np.ndarray) -> float:
+    """``log(sum(exp(a)))`` of a 1-d array of finite values and ``-inf``, computed as
+    ``scipy.special.logsumexp`` does (the largest terms kept out of the sum, ``log1p``), with
+    the same operations and so the same result, without its per-call overhead."""
+    top = np.max(a, keepdims=True)
+    if top[0] == -np.inf:
+        return -math.inf
+    at_top = a == top
+    m = np.sum(at_top.astype(np.float64), keepdims=True, dtype=np.float64)
+    rest = np.where(at_top, -np.inf, a)
+    total = np.sum(np.exp(rest - top), keepdims=True, dtype=np.float64)
+    total = np.where(total == 0, total, total / m)
+    return float((np.log1p(total) + np.log(m) + top)[0])
 
 
 @lru_cache(maxsize=1 << 18)
