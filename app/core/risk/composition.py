@@ -33,7 +33,7 @@ import numpy as np
 
 from app.core.model import Row
 from app.core.risk.assess import serial_risk
-from app.core.risk.likelihood import log_likelihood_ratio
+from app.core.risk.likelihood import RatioKey, log_likelihood_ratio, log_likelihood_ratios
 from app.core.risk.overlap import overlap_range
 from app.core.risk.posterior import Evidence, best_ratio
 from app.core.risk.state import SeriesState
@@ -136,8 +136,9 @@ class GlobalComposition:
             (self._totals(other), self.state.releases[other].n, self.state.overlap_size(k, other))
             for other in cache.others
         ]
-        over: dict[Pattern, list[tuple[str, float]]] = {}
-        for s, n_s in self._totals(k).items():
+        totals = self._totals(k)
+        stale: list[tuple[str, _Inputs, float]] = []
+        for s, n_s in totals.items():
             rate = release.rates.get(s, 0.0)
             inputs = _inputs(s, n_s, release.n, sides)
             term = cache.terms.get(s)
@@ -147,9 +148,15 @@ class GlobalComposition:
                 or term.rate != rate
                 or term.patterns != cache.version
             ):
-                term = _Term(inputs, rate, cache.version, self._over(inputs, rate, listed, codes))
-                cache.terms[s] = term
-            for pattern, risk in term.over:
+                stale.append((s, inputs, rate))
+        # The likelihood ratios of every stale term at once (formulas 13, 14).
+        log_likelihood_ratios([key for _, inputs, _ in stale for key in _ratio_keys(inputs)])
+        for s, inputs, rate in stale:
+            over_limit = self._over(inputs, rate, listed, codes)
+            cache.terms[s] = _Term(inputs, rate, cache.version, over_limit)
+        over: dict[Pattern, list[tuple[str, float]]] = {}
+        for s in totals:
+            for pattern, risk in cache.terms[s].over:
                 over.setdefault(pattern, []).append((s, risk))
         return over
 
@@ -235,14 +242,17 @@ class _Evidences:
         )
 
 
-def _inputs(
-    s: str, n_s: int, n: int, sides: list[tuple[Counter[str], int, int]]
-) -> _Inputs:
+def _inputs(s: str, n_s: int, n: int, sides: list[tuple[Counter[str], int, int]]) -> _Inputs:
     ranges: list[tuple[int, int, int] | None] = []
     for other_totals, other_n, o in sides:
         found = overlap_range(n_s, n, other_totals.get(s, 0), other_n, o) if o else None
         ranges.append(None if found is None else (o, found[0], found[1]))
     return n_s, n, tuple(ranges)
+
+
+def _ratio_keys(inputs: _Inputs) -> list[RatioKey]:
+    n_s, n, ranges = inputs
+    return [(n_s, n, *side, z) for side in ranges if side is not None for z in (0, 1)]
 
 
 def _evidence(

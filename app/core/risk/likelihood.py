@@ -9,13 +9,14 @@ certain evidence gives ``+inf`` or ``-inf``.
 
 from __future__ import annotations
 
+import itertools
 import math
-from functools import lru_cache
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import gammaln
 
-__all__ = ["log_comb", "log_likelihood_ratio"]
+__all__ = ["RatioKey", "log_comb", "log_likelihood_ratio", "log_likelihood_ratios"]
 
 _SMALL_RANGE = 48
 
@@ -102,7 +103,32 @@ def _logsumexp(a: np.ndarray) -> float:
     return float((np.log1p(total) + np.log(m) + top)[0])
 
 
-@lru_cache(maxsize=1 << 18)
+#: Overlap parameters ``(N(s, C*), N(C*), N(O), r1, r2, z)`` of one likelihood ratio.
+RatioKey = tuple[int, int, int, int, int, int]
+
+_CACHE_SIZE = 1 << 18
+_cache: dict[RatioKey, float] = {}
+
+
+def _remember(key: RatioKey, value: float) -> float:
+    if len(_cache) >= _CACHE_SIZE:
+        # Drop the older half (dicts keep insertion order): recent overlaps recur.
+        for old in list(itertools.islice(_cache, _CACHE_SIZE // 2)):
+            del _cache[old]
+    _cache[key] = value
+    return value
+
+
+def _ratio(with_s: float, without: float) -> float:
+    if with_s == -math.inf and without == -math.inf:
+        return math.nan
+    if without == -math.inf:
+        return math.inf
+    if with_s == -math.inf:
+        return -math.inf
+    return with_s - without
+
+
 def log_likelihood_ratio(n_s: int, n: int, o: int, r1: int, r2: int, z: int) -> float:
     """``log P(O | s in T) - log P(O | s not in T)`` for one overlap (formulas 13, 14).
 
@@ -118,18 +144,79 @@ def log_likelihood_ratio(n_s: int, n: int, o: int, r1: int, r2: int, z: int) -> 
         1 when the row's non-private set is in O, else 0.
 
     Returns ``+inf`` when only ``s in T`` explains the overlap, ``-inf`` when only ``s not in T``
-    does, and ``nan`` when neither can (the overlap is then uninformative for this z).
+    does, and ``nan`` when neither can (the overlap is then uninformative for this z). Values
+    are cached on their six integers.
 
     >>> log_likelihood_ratio(1, 2, 1, 0, 0, 0)  # Example 9: Laura must hold HIV
     inf
     >>> log_likelihood_ratio(1, 2, 1, 0, 1, 0)  # Example 9, cancer: no evidence
     0.0
     """
-    with_s, without = _log_sums(n_s, n, o, r1, r2, z)
-    if with_s == -math.inf and without == -math.inf:
-        return math.nan
-    if without == -math.inf:
-        return math.inf
-    if with_s == -math.inf:
-        return -math.inf
-    return with_s - without
+    key = (n_s, n, o, r1, r2, z)
+    found = _cache.get(key)
+    if found is not None:
+        return found
+    return _remember(key, _ratio(*_log_sums(n_s, n, o, r1, r2, z)))
+
+
+def log_likelihood_ratios(keys: Sequence[RatioKey]) -> list[float]:
+    """:func:`log_likelihood_ratio` of many overlaps, the same values, computed together.
+
+    Ranges longer than a few dozen terms are summed in one pass over all of them (numpy's
+    per-call overhead dominates a ratio otherwise); each segment goes through the same
+    element-wise operations and the same per-segment reductions as one call would, so the
+    values are identical.
+    """
+    values: list[float | None] = [_cache.get(key) for key in keys]
+    batch: dict[RatioKey, int] = {}
+    for i, key in enumerate(keys):
+        if values[i] is None and key not in batch:
+            if key[4] - key[3] <= _SMALL_RANGE:
+                values[i] = log_likelihood_ratio(*key)
+            else:
+                batch[key] = len(batch)
+    if batch:
+        for key, (with_s, without) in zip(batch, _log_sums_batch(list(batch)), strict=True):
+            _remember(key, _ratio(with_s, without))
+    return [v if v is not None else _cache[key] for v, key in zip(values, keys, strict=True)]
+
+
+def _log_comb_arrays(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """:func:`_log_comb_array` with one ``n`` per element."""
+    valid = (k >= 0) & (k <= n) & (n >= 0)
+    kk = np.where(valid, k, 0)
+    top = np.maximum(n, 0)
+    _FACTORIALS.upto(int(top.max(initial=0)))
+    table = _FACTORIALS.array
+    out = table[top] - table[kk] - table[np.where(valid, n - kk, 0)]
+    return np.where(valid, out, -np.inf)
+
+
+def _log_sums_batch(keys: list[RatioKey]) -> list[tuple[float, float]]:
+    """:func:`_log_sums` (array branch) of many keys: segments of one concatenated array."""
+    params = np.array(keys, dtype=np.int64)
+    n_s, n, o, r1, r2, z = params.T
+    lengths = r2 - r1 + 1
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    segment = np.repeat(np.arange(len(keys)), lengths)
+    r = np.arange(int(lengths.sum()), dtype=np.int64) - starts[segment] + r1[segment]
+    n_s, n_sbar, o, z = n_s[segment], (n - params[:, 0])[segment], o[segment], z[segment]
+    a = _log_comb_arrays(n_s - 1, r - z) + _log_comb_arrays(n_sbar, o - r)
+    b = _log_comb_arrays(n_s, r) + _log_comb_arrays(n_sbar - 1, o - r - z)
+    with_s = _logsumexp_segments(a, starts, segment)
+    return list(zip(with_s, _logsumexp_segments(b, starts, segment), strict=True))
+
+
+def _logsumexp_segments(a: np.ndarray, starts: np.ndarray, segment: np.ndarray) -> list[float]:
+    """:func:`_logsumexp` of every segment of ``a``."""
+    top = np.maximum.reduceat(a, starts)
+    at_top = a == top[segment]
+    m = np.add.reduceat(at_top.astype(np.float64), starts)
+    rest = np.where(at_top, -np.inf, a)
+    with np.errstate(invalid="ignore"):
+        total = np.add.reduceat(np.exp(rest - top[segment]), starts)
+    total = np.where(total == 0, total, total / m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log1p(total) + np.log(m) + top
+    values: list[float] = np.where(top == -np.inf, -np.inf, out).tolist()
+    return values
