@@ -65,6 +65,14 @@ def z_code(in_overlap: int, in_cluster: int) -> int:
     return 1 if in_overlap == in_cluster else 2
 
 
+def _pattern(mult: int, row: Row, theirs: list[Counter[Row]]) -> Pattern:
+    """The pattern of a row held ``mult`` times, given the other releases' row counts: the
+    z code of :func:`z_code`, inline (``min(mult, m) == mult`` exactly when ``m >= mult``)."""
+    return tuple(
+        [0 if (m := other.get(row, 0)) == 0 else 1 if m >= mult else 2 for other in theirs]
+    )
+
+
 @dataclass(slots=True)
 class _Term:
     """One term of one release: what its posteriors were computed from, and the patterns over
@@ -166,19 +174,14 @@ class GlobalComposition:
         found = self._releases.get(k)
         if found is None:
             others = [other for other in range(len(self.state.releases)) if other != k]
+            theirs = [self.state.releases[other].row_counts for other in others]
             pattern_of = {
-                row: self._pattern(k, others, row) for row in self.state.releases[k].row_counts
+                row: _pattern(mult, row, theirs)
+                for row, mult in self.state.releases[k].row_counts.items()
             }
             found = _Release(others, pattern_of, Counter(pattern_of.values()))
             self._releases[k] = found
         return found
-
-    def _pattern(self, k: int, others: list[int], row: Row) -> Pattern:
-        mult = self.state.releases[k].row_counts[row]
-        return tuple(
-            z_code(min(mult, self.state.releases[other].row_counts.get(row, 0)), mult)
-            for other in others
-        )
 
     def _replay(self) -> None:
         """Redo the patterns of the rows whose multiplicity in release ``j`` moved."""
@@ -196,7 +199,8 @@ class GlobalComposition:
                     if not cache.patterns[old]:
                         del cache.patterns[old]
                 if row in counts:
-                    new = self._pattern(k, cache.others, row)
+                    theirs = [self.state.releases[other].row_counts for other in cache.others]
+                    new = _pattern(counts[row], row, theirs)
                     cache.pattern_of[row] = new
                     cache.patterns[new] += 1
 
