@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from app.core.risk.assess import cluster_posteriors, serial_risk
+from app.core.risk.incremental import ClusterPosteriors
 from app.core.risk.overlap import cluster_cover
 from app.core.risk.state import ClusterState, SeriesState
 
@@ -34,10 +35,12 @@ __all__ = ["align_release", "one_set_to_bag"]
 _PASSES = 4
 
 
-def _over_terms(state: SeriesState, j: int, c: int, limit: float) -> set[str]:
+def _over_terms(
+    state: SeriesState, j: int, c: int, limit: float, posteriors: ClusterPosteriors
+) -> set[str]:
     rates = state.releases[j].rates
     over: set[str] = set()
-    for betas in cluster_posteriors(state, (j, c)).values():
+    for betas in posteriors(c).values():
         for s, beta in betas.items():
             if serial_risk(beta, rates.get(s, 0.0)) > limit:
                 over.add(s)
@@ -129,11 +132,18 @@ def one_set_to_bag(state: SeriesState, j: int, r_th: float) -> Counter[str]:
 
 
 def align_release(
-    state: SeriesState, j: int, r_th: float, anony_r_th: float | None = None
+    state: SeriesState,
+    j: int,
+    r_th: float,
+    anony_r_th: float | None = None,
+    posteriors: ClusterPosteriors | None = None,
 ) -> Counter[str]:
     """Align every cluster of release ``j`` with its published cover; returns copies moved to
     the global bag per term. ``j`` must be the last release (the new one); recomputed global
-    shares keep Anony's cap ``γ_s(C) <= anony_r_th`` (default ``r_th``)."""
+    shares keep Anony's cap ``γ_s(C) <= anony_r_th`` (default ``r_th``). ``posteriors``: the
+    caller's cache of β_cluster for release ``j``, if it keeps one."""
+    if posteriors is None:
+        posteriors = ClusterPosteriors(state, j)
     release = state.releases[j]
     limit = r_th * (1 + 1e-9)
     moved: Counter[str] = Counter()
@@ -142,7 +152,7 @@ def align_release(
     for _ in range(_PASSES):
         touched: set[str] = set()
         for c in todo:
-            touched |= _align_cluster(state, j, c, limit, moved, caps)
+            touched |= _align_cluster(state, j, c, limit, moved, caps, posteriors)
         if not touched:
             break
         before = [dict(cluster.global_share) for cluster in release.clusters]
@@ -165,13 +175,14 @@ def _align_cluster(
     limit: float,
     moved: Counter[str],
     caps: dict[tuple[int, str], int],
+    posteriors: ClusterPosteriors,
 ) -> set[str]:
     release = state.releases[j]
     cluster = release.clusters[c]
     touched: set[str] = set()
     for _ in range(cluster.n + 1):
         changed = False
-        for s in sorted(_over_terms(state, j, c, limit)):
+        for s in sorted(_over_terms(state, j, c, limit, posteriors)):
             if cluster.n_s(s) <= _floor(state, j, c, s):
                 # Fewer copies would expose a published cluster (BP's Lemma 4), unless none
                 # at all: an overlap whose ranges then contradict tells nothing to either side.

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 from app.core.model import Row
 from app.core.perturbation.counterfeit import CounterfeitFactory
-from app.core.risk.assess import cluster_posteriors, serial_risk
-from app.core.risk.incremental import SeriesRisk
+from app.core.risk.assess import serial_risk
+from app.core.risk.incremental import ClusterPosteriors, SeriesRisk
 from app.core.risk.overlap import Overlap, cluster_cover, release_overlap, s_range
 from app.core.risk.state import ClusterState, SeriesState
 
@@ -38,6 +38,8 @@ class Perturber:
         self._true_counts: dict[int, Counter[Row]] = {}
         self._term_index: dict[str, set[int]] | None = None
         self._risk: SeriesRisk | None = None
+        #: β_cluster of the new release's clusters, shared by alignment, FP2 and the checks.
+        self.posteriors = ClusterPosteriors(state, j)
         self.bp_global = 0
         self.bp_pinned_only = False
 
@@ -45,7 +47,7 @@ class Perturber:
         """The series' rows over ``r_th``, kept up to date as this perturber changes the new
         release (one tracker for BP, FP2 and the post-condition)."""
         if self._risk is None or self._risk.r_th != r_th:
-            self._risk = SeriesRisk(self.state, self.j, r_th)
+            self._risk = SeriesRisk(self.state, self.j, r_th, self.posteriors)
         return self._risk
 
     # -- adding counterfeits ---------------------------------------------------------------
@@ -306,7 +308,7 @@ class Perturber:
         rates = self.release.rates
         counts = self.release.clusters[c].counts
         total = 0.0
-        for row, betas in cluster_posteriors(self.state, (self.j, c)).items():
+        for row, betas in self.posteriors(c).items():
             for s, beta in betas.items():
                 risk = serial_risk(beta, rates.get(s, 0.0))
                 if risk > limit:
@@ -315,7 +317,7 @@ class Perturber:
 
     def _cluster_over(self, c: int, limit: float) -> bool:
         rates = self.release.rates
-        for betas in cluster_posteriors(self.state, (self.j, c)).values():
+        for betas in self.posteriors(c).values():
             for s, beta in betas.items():
                 if serial_risk(beta, rates.get(s, 0.0)) > limit:
                     return True

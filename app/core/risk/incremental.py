@@ -25,7 +25,6 @@ release, certain-against wins; SPEC 4), in the same order.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -35,7 +34,7 @@ from app.core.risk.composition import GlobalComposition
 from app.core.risk.overlap import cluster_cover, s_range
 from app.core.risk.state import ClusterRef, ClusterState, SeriesState
 
-__all__ = ["SeriesRisk", "Violation", "is_unsafe"]
+__all__ = ["ClusterPosteriors", "SeriesRisk", "Violation", "is_unsafe"]
 
 #: ``(cluster, row, term, serial risk, composition)``: a row over ``r_th`` for a term.
 Violation = tuple[ClusterRef, Row, str, float, str]
@@ -43,22 +42,56 @@ Violation = tuple[ClusterRef, Row, str, float, str]
 
 @dataclass(slots=True)
 class _Seen:
-    """What a cluster of the new release looked like when its risk was last computed."""
+    """What a cluster of the new release looked like when something was computed from it:
+    its rows (``C^S̄`` as a multiset), ``N(s, C_c)`` and ``N(s, C_ol)``, everything of the
+    cluster that formula 12 reads. Compared in order, so that a value reused is the very value
+    recomputing would give, down to the order of its entries."""
 
-    revision: int
-    private_counts: Counter[str]
-    global_share: dict[str, int]
+    counts: tuple[tuple[Row, int], ...]
+    private_counts: tuple[tuple[str, int], ...]
+    global_share: tuple[tuple[str, int], ...]
 
     @classmethod
     def of(cls, cluster: ClusterState) -> _Seen:
-        return cls(cluster.revision, Counter(cluster.private_counts), dict(cluster.global_share))
+        return cls(
+            tuple(cluster.counts.items()),
+            tuple(cluster.private_counts.items()),
+            tuple(cluster.global_share.items()),
+        )
 
     def matches(self, cluster: ClusterState) -> bool:
         return (
-            self.revision == cluster.revision
-            and self.private_counts == cluster.private_counts
-            and self.global_share == cluster.global_share
+            self.private_counts == tuple(cluster.private_counts.items())
+            and self.global_share == tuple(cluster.global_share.items())
+            and self.counts == tuple(cluster.counts.items())
         )
+
+
+class ClusterPosteriors:
+    """:func:`~app.core.risk.assess.cluster_posteriors` of the clusters of release ``j``,
+    kept while a cluster is as it was.
+
+    A cluster's β_cluster (formula 12 over its cover) reads the cluster and the clusters of
+    the other releases it overlaps, which never change while ``j`` is built; so alignment,
+    FP2 and the post-condition, which judge the same clusters one after the other, compute
+    each only when it changed. The dictionaries returned are shared: read them, never change
+    them.
+    """
+
+    def __init__(self, state: SeriesState, j: int) -> None:
+        self.state = state
+        self.j = j
+        self._seen: dict[int, _Seen] = {}
+        self._values: dict[int, dict[Row, dict[str, float]]] = {}
+
+    def __call__(self, c: int) -> dict[Row, dict[str, float]]:
+        """β_cluster of each distinct row of cluster ``c`` of release ``j`` per term."""
+        cluster = self.state.releases[self.j].clusters[c]
+        seen = self._seen.get(c)
+        if seen is None or not seen.matches(cluster):
+            self._values[c] = cluster_posteriors(self.state, (self.j, c))
+            self._seen[c] = _Seen.of(cluster)
+        return self._values[c]
 
 
 def is_unsafe(state: SeriesState, ref: ClusterRef, j: int) -> bool:
@@ -81,7 +114,13 @@ class SeriesRisk:
     ``j`` must be the newest release of ``state`` and the only one that changes.
     """
 
-    def __init__(self, state: SeriesState, j: int, r_th: float) -> None:
+    def __init__(
+        self,
+        state: SeriesState,
+        j: int,
+        r_th: float,
+        posteriors: ClusterPosteriors | None = None,
+    ) -> None:
         self.state = state
         self.j = j
         self.r_th = r_th
@@ -96,6 +135,7 @@ class SeriesRisk:
         #: Published clusters with an unsafe overlap with ``j``, and their rows over ``r_th``.
         self._unsafe: dict[ClusterRef, list[Violation]] = {}
         self._global = GlobalComposition(state, j, self._limit)
+        self.posteriors = posteriors if posteriors is not None else ClusterPosteriors(state, j)
 
     # -- published clusters --------------------------------------------------------------
 
@@ -160,7 +200,10 @@ class SeriesRisk:
     def _cluster_violations(self, ref: ClusterRef) -> list[Violation]:
         rates = self.state.releases[ref[0]].rates
         found: list[Violation] = []
-        for row, betas in cluster_posteriors(self.state, ref).items():
+        posteriors = (
+            self.posteriors(ref[1]) if ref[0] == self.j else cluster_posteriors(self.state, ref)
+        )
+        for row, betas in posteriors.items():
             for s, beta in betas.items():
                 risk = serial_risk(beta, rates.get(s, 0.0))
                 if risk > self._limit:
