@@ -59,6 +59,13 @@ def log_comb(n: int, k: int) -> float:
     return table[n] - table[k] - table[n - k]
 
 
+def _lc(table: list[float], n: int, k: int) -> float:
+    """:func:`log_comb` with the table at hand (``n`` within it): the same value."""
+    if n < 0 or k < 0 or k > n:
+        return -math.inf
+    return table[n] - table[k] - table[n - k]
+
+
 def _log_comb_array(n: int, k: np.ndarray) -> np.ndarray:
     valid = (k >= 0) & (k <= n) & (n >= 0)
     kk = np.where(valid, k, 0)
@@ -71,8 +78,14 @@ def _log_comb_array(n: int, k: np.ndarray) -> np.ndarray:
 def _log_sums(n_s: int, n: int, o: int, r1: int, r2: int, z: int) -> tuple[float, float]:
     n_sbar = n - n_s
     if r2 - r1 <= _SMALL_RANGE:
-        with_s = [log_comb(n_s - 1, r - z) + log_comb(n_sbar, o - r) for r in range(r1, r2 + 1)]
-        without = [log_comb(n_s, r) + log_comb(n_sbar - 1, o - r - z) for r in range(r1, r2 + 1)]
+        _FACTORIALS.upto(max(n, 0))
+        table = _FACTORIALS.scalar
+        with_s = [
+            _lc(table, n_s - 1, r - z) + _lc(table, n_sbar, o - r) for r in range(r1, r2 + 1)
+        ]
+        without = [
+            _lc(table, n_s, r) + _lc(table, n_sbar - 1, o - r - z) for r in range(r1, r2 + 1)
+        ]
         return _lse(with_s), _lse(without)
     r = np.arange(r1, r2 + 1)
     a = _log_comb_array(n_s - 1, r - z) + _log_comb_array(n_sbar, o - r)
