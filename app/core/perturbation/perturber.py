@@ -14,7 +14,7 @@ from app.core.model import Row
 from app.core.perturbation.counterfeit import CounterfeitFactory
 from app.core.risk.assess import serial_risk
 from app.core.risk.incremental import ClusterPosteriors, SeriesRisk
-from app.core.risk.overlap import Overlap, cluster_cover, release_overlap, s_range
+from app.core.risk.overlap import Overlap, cluster_cover, s_range
 from app.core.risk.state import ClusterState, SeriesState
 
 __all__ = ["Perturber"]
@@ -37,6 +37,7 @@ class Perturber:
         self.release = state.releases[j]
         self._true_counts: dict[int, Counter[Row]] = {}
         self._term_index: dict[str, set[int]] | None = None
+        self._cluster_terms: dict[int, tuple[int, set[str]]] = {}
         self._risk: SeriesRisk | None = None
         #: β_cluster of the new release's clusters, shared by alignment, FP2 and the checks.
         self.posteriors = ClusterPosteriors(state, j)
@@ -88,11 +89,20 @@ class Perturber:
             cluster = self.release.clusters[c]
             if row in cluster.counts:
                 continue
-            terms = {t for r in cluster.counts for t in r}
+            terms = self._terms_of(c)
             score = len(target & terms) / len(target | terms)
             if score > best_score:
                 best, best_score = c, score
         return best
+
+    def _terms_of(self, c: int) -> set[str]:
+        """The non-private terms of cluster ``c``'s rows, kept while its rows are unchanged."""
+        cluster = self.release.clusters[c]
+        found = self._cluster_terms.get(c)
+        if found is None or found[0] != cluster.revision:
+            found = (cluster.revision, {t for r in cluster.counts for t in r})
+            self._cluster_terms[c] = found
+        return found[1]
 
     def true_counts(self, c: int) -> Counter[Row]:
         found = self._true_counts.get(c)
@@ -188,7 +198,7 @@ class Perturber:
         new_totals = self.release.totals()
         for k in range(self.j):
             old_release = self.state.releases[k]
-            o = sum(release_overlap(self.state, self.j, k).values())
+            o = self.state.overlap_size(self.j, k)
             if not o:
                 continue
             old_totals = old_release.totals()

@@ -16,7 +16,7 @@ from app.core.errors import PublicationFailed
 from app.core.perturbation.perturber import Perturber
 from app.core.perturbation.suppression import Suppressor
 from app.core.risk.incremental import Violation
-from app.core.risk.overlap import cluster_cover, release_overlap, s_range
+from app.core.risk.overlap import cluster_cover, s_range
 from app.core.risk.state import ClusterRef, SeriesState
 
 __all__ = ["Repairer"]
@@ -150,12 +150,12 @@ class Repairer:
 
     def _mend_published_release(self, k: int, s: str) -> None:
         new, old = self.state.releases[self.j], self.state.releases[k]
-        o = sum(release_overlap(self.state, self.j, k).values())
-        f_new = s_range(new.totals().get(s, 0), new.n, o)
-        f_old = s_range(old.totals().get(s, 0), old.n, o)
+        o = self.state.overlap_size(self.j, k)
+        f_new = s_range(new.total(s), new.n, o)
+        f_old = s_range(old.total(s), old.n, o)
         with_s = f_new[1] < f_old[1]
         self.perturber.add_global(1, {s: 1} if with_s else {}, "fp2")
         if with_s and new.rates.get(s, 0.0) == 0.0:
             # A term the new release did not hold has no published rate yet; give it the
             # rate its copies now imply so that formula 15 stays defined.
-            new.rates[s] = new.totals()[s] / new.n
+            new.rates[s] = new.total(s) / new.n

@@ -45,8 +45,11 @@ class _Seen:
     """What a cluster of the new release looked like when something was computed from it:
     its rows (``C^S̄`` as a multiset), ``N(s, C_c)`` and ``N(s, C_ol)``, everything of the
     cluster that formula 12 reads. Compared in order, so that a value reused is the very value
-    recomputing would give, down to the order of its entries."""
+    recomputing would give, down to the order of its entries. Rows change only through
+    :class:`SeriesState`, which bumps ``revision``; a row added and taken back leaves the
+    same rows under a new revision, hence the rows themselves as the second test."""
 
+    revision: int
     counts: tuple[tuple[Row, int], ...]
     private_counts: tuple[tuple[str, int], ...]
     global_share: tuple[tuple[str, int], ...]
@@ -54,17 +57,23 @@ class _Seen:
     @classmethod
     def of(cls, cluster: ClusterState) -> _Seen:
         return cls(
+            cluster.revision,
             tuple(cluster.counts.items()),
             tuple(cluster.private_counts.items()),
             tuple(cluster.global_share.items()),
         )
 
     def matches(self, cluster: ClusterState) -> bool:
-        return (
-            self.private_counts == tuple(cluster.private_counts.items())
-            and self.global_share == tuple(cluster.global_share.items())
-            and self.counts == tuple(cluster.counts.items())
-        )
+        if self.private_counts != tuple(cluster.private_counts.items()):
+            return False
+        if self.global_share != tuple(cluster.global_share.items()):
+            return False
+        if self.revision == cluster.revision:
+            return True
+        if self.counts != tuple(cluster.counts.items()):
+            return False
+        self.revision = cluster.revision
+        return True
 
 
 class ClusterPosteriors:
