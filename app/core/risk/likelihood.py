@@ -24,13 +24,15 @@ _SMALL_RANGE = 48
 class _LogFactorials:
     """``log(x!)`` for x = 0, 1, ..., grown on demand, in the two forms the sums use.
 
-    ``scalar[x]`` is ``math.lgamma(x + 1)`` and ``array[x]`` is ``gammaln(x + 1)``: a lookup
-    gives exactly the value the function would, so the sums below are the same numbers as when
-    each ``lgamma`` was evaluated, only without evaluating it again for every overlap.
+    ``scalar[x]`` is ``math.lgamma(x + 1)`` (also as the array ``scalar_array``) and
+    ``array[x]`` is ``gammaln(x + 1)``: a lookup gives exactly the value the function would, so
+    the sums below are the same numbers as when each ``lgamma`` was evaluated, only without
+    evaluating it again for every overlap.
     """
 
     def __init__(self) -> None:
         self.scalar: list[float] = []
+        self.scalar_array: np.ndarray = np.zeros(0)
         self.array: np.ndarray = np.zeros(0)
 
     def upto(self, n: int) -> None:
@@ -38,6 +40,7 @@ class _LogFactorials:
             return
         size = max(n + 1, 2 * len(self.scalar), 1024)
         self.scalar.extend(math.lgamma(x + 1) for x in range(len(self.scalar), size))
+        self.scalar_array = np.array(self.scalar, dtype=np.float64)
         self.array = gammaln(np.arange(size, dtype=np.float64) + 1)
 
 
@@ -175,47 +178,68 @@ def log_likelihood_ratio(n_s: int, n: int, o: int, r1: int, r2: int, z: int) -> 
 def log_likelihood_ratios(keys: Sequence[RatioKey]) -> list[float]:
     """:func:`log_likelihood_ratio` of many overlaps, the same values, computed together.
 
-    Ranges longer than a few dozen terms are summed in one pass over all of them (numpy's
-    per-call overhead dominates a ratio otherwise); each segment goes through the same
-    element-wise operations and the same per-segment reductions as one call would, so the
-    values are identical.
+    numpy's per-call overhead dominates one ratio, so the terms of every sum are formed in one
+    pass over all of them, from the same tables; the sums are then taken as one call would:
+    short ranges term by term in Python (:func:`_lse`), long ones with the same element-wise
+    operations and per-segment reductions as :func:`_logsumexp`. The values are identical.
     """
     values: list[float | None] = [_cache.get(key) for key in keys]
-    batch: dict[RatioKey, int] = {}
-    for i, key in enumerate(keys):
-        if values[i] is None and key not in batch:
-            if key[4] - key[3] <= _SMALL_RANGE:
-                values[i] = log_likelihood_ratio(*key)
-            else:
-                batch[key] = len(batch)
-    if batch:
-        for key, (with_s, without) in zip(batch, _log_sums_batch(list(batch)), strict=True):
-            _remember(key, _ratio(with_s, without))
+    short: dict[RatioKey, None] = {}
+    long: dict[RatioKey, None] = {}
+    for key, value in zip(keys, values, strict=True):
+        if value is None:
+            (short if key[4] - key[3] <= _SMALL_RANGE else long)[key] = None
+    if short:
+        for key, sums in zip(short, _log_sums_short(list(short)), strict=True):
+            _remember(key, _ratio(*sums))
+    if long:
+        for key, sums in zip(long, _log_sums_long(list(long)), strict=True):
+            _remember(key, _ratio(*sums))
     return [v if v is not None else _cache[key] for v, key in zip(values, keys, strict=True)]
 
 
-def _log_comb_arrays(n: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """:func:`_log_comb_array` with one ``n`` per element."""
+def _log_comb_arrays(n: np.ndarray, k: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``log C(n, k)`` element-wise from a log-factorial table, ``-inf`` where it is zero."""
     valid = (k >= 0) & (k <= n) & (n >= 0)
     kk = np.where(valid, k, 0)
-    top = np.maximum(n, 0)
-    _FACTORIALS.upto(int(top.max(initial=0)))
-    table = _FACTORIALS.array
-    out = table[top] - table[kk] - table[np.where(valid, n - kk, 0)]
+    out = table[np.maximum(n, 0)] - table[kk] - table[np.where(valid, n - kk, 0)]
     return np.where(valid, out, -np.inf)
 
 
-def _log_sums_batch(keys: list[RatioKey]) -> list[tuple[float, float]]:
-    """:func:`_log_sums` (array branch) of many keys: segments of one concatenated array."""
+def _terms(keys: list[RatioKey], scalar: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The terms of both sums of formulas 13 and 14 for every key, concatenated: ``(a, b,
+    starts)`` with ``a[i]`` = ``log C(n_s-1, r-z) + log C(n_s̄, o-r)``, ``b[i]`` =
+    ``log C(n_s, r) + log C(n_s̄-1, o-r-z)`` and key ``k``'s terms from ``starts[k]`` on."""
     params = np.array(keys, dtype=np.int64)
     n_s, n, o, r1, r2, z = params.T
     lengths = r2 - r1 + 1
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     segment = np.repeat(np.arange(len(keys)), lengths)
     r = np.arange(int(lengths.sum()), dtype=np.int64) - starts[segment] + r1[segment]
-    n_s, n_sbar, o, z = n_s[segment], (n - params[:, 0])[segment], o[segment], z[segment]
-    a = _log_comb_arrays(n_s - 1, r - z) + _log_comb_arrays(n_sbar, o - r)
-    b = _log_comb_arrays(n_s, r) + _log_comb_arrays(n_sbar - 1, o - r - z)
+    n_sbar = (n - n_s)[segment]
+    n_s, o, z = n_s[segment], o[segment], z[segment]
+    _FACTORIALS.upto(int(n.max(initial=0)))
+    table = _FACTORIALS.scalar_array if scalar else _FACTORIALS.array
+    a = _log_comb_arrays(n_s - 1, r - z, table) + _log_comb_arrays(n_sbar, o - r, table)
+    b = _log_comb_arrays(n_s, r, table) + _log_comb_arrays(n_sbar - 1, o - r - z, table)
+    return a, b, starts
+
+
+def _log_sums_short(keys: list[RatioKey]) -> list[tuple[float, float]]:
+    """:func:`_log_sums` (short ranges) of many keys."""
+    a, b, starts = _terms(keys, scalar=True)
+    bounds = [*starts.tolist(), len(a)]
+    with_s, without = a.tolist(), b.tolist()
+    return [
+        (_lse(with_s[bounds[i] : bounds[i + 1]]), _lse(without[bounds[i] : bounds[i + 1]]))
+        for i in range(len(keys))
+    ]
+
+
+def _log_sums_long(keys: list[RatioKey]) -> list[tuple[float, float]]:
+    """:func:`_log_sums` (long ranges) of many keys: segments of one concatenated array."""
+    a, b, starts = _terms(keys, scalar=False)
+    segment = np.repeat(np.arange(len(keys)), np.diff(np.append(starts, len(a))))
     with_s = _logsumexp_segments(a, starts, segment)
     return list(zip(with_s, _logsumexp_segments(b, starts, segment), strict=True))
 
