@@ -34,7 +34,7 @@ from app.core.risk.composition import GlobalComposition
 from app.core.risk.overlap import cluster_cover, s_range
 from app.core.risk.state import ClusterRef, ClusterState, SeriesState
 
-__all__ = ["ClusterPosteriors", "SeriesRisk", "Violation", "is_unsafe"]
+__all__ = ["ClusterPosteriors", "SeriesRisk", "Violation", "unsafe_overlap"]
 
 #: ``(cluster, row, term, serial risk, composition)``: a row over ``r_th`` for a term.
 Violation = tuple[ClusterRef, Row, str, float, str]
@@ -103,17 +103,21 @@ class ClusterPosteriors:
         return self._values[c]
 
 
-def is_unsafe(state: SeriesState, ref: ClusterRef, j: int) -> bool:
-    """Whether published cluster ``ref`` has an overlap with release ``j`` that is not safe
-    for some s (Lemma 3: the new cluster's s-range must hold the published cluster's)."""
-    old = state.cluster(ref)
-    for overlap in cluster_cover(state, ref, releases=(j,)):
-        new = state.cluster(overlap.other)
-        for s in new.terms() | old.terms():
-            f_new = s_range(new.n_s(s), new.n, overlap.size)
-            f_old = s_range(old.n_s(s), old.n, overlap.size)
-            if f_new[0] > f_old[0] or f_new[1] < f_old[1]:
-                return True
+def unsafe_overlap(new: ClusterState, old: ClusterState, o: int) -> bool:
+    """Whether the overlap (``o`` rows) of a cluster of the new release with a published one
+    is not safe for some s (Lemma 3: the new cluster's s-range must hold the published
+    cluster's, formula 5 w.r.t. each).
+
+    >>> from collections import Counter
+    >>> old = ClusterState("c1", [("a",), ("b",)], Counter({"s": 1}), {})
+    >>> unsafe_overlap(ClusterState("c1", [("a",)], Counter({"s": 1}), {}), old, 1)
+    True
+    """
+    for s in new.terms() | old.terms():
+        f_new = s_range(new.n_s(s), new.n, o)
+        f_old = s_range(old.n_s(s), old.n, o)
+        if f_new[0] > f_old[0] or f_new[1] < f_old[1]:
+            return True
     return False
 
 
@@ -134,9 +138,13 @@ class SeriesRisk:
         self.j = j
         self.r_th = r_th
         self._limit = r_th * (1 + 1e-9)
-        #: Per cluster of ``j``: when its links (published clusters it overlaps) were taken.
+        #: Per cluster of ``j``: when its links (published clusters it overlaps) were taken,
+        #: those links, and the ones whose overlap with it is not safe.
         self._linked: dict[int, _Seen] = {}
         self._links: dict[int, set[ClusterRef]] = {}
+        self._unsafe_links: dict[int, set[ClusterRef]] = {}
+        #: Per published cluster: the clusters of ``j`` whose overlap with it is not safe.
+        self._unsafe_by: dict[ClusterRef, set[int]] = {}
         #: Per cluster of ``j``: when its own rows over ``r_th`` were computed, and those rows.
         self._judged: dict[int, _Seen] = {}
         self._rates: dict[str, float] = {}
@@ -155,32 +163,32 @@ class SeriesRisk:
             seen = self._linked.get(c)
             if seen is not None and seen.matches(cluster):
                 continue
-            links = self._links_of(cluster)
+            links, unsafe = self._overlaps_of(c, cluster)
             affected |= links | self._links.get(c, set())
-            self._links[c] = links
+            for ref in self._unsafe_links.get(c, set()) - unsafe:
+                self._unsafe_by[ref].discard(c)
+            for ref in unsafe:
+                self._unsafe_by.setdefault(ref, set()).add(c)
+            self._links[c], self._unsafe_links[c] = links, unsafe
             self._linked[c] = _Seen.of(cluster)
         for ref in affected:
-            if is_unsafe(self.state, ref, self.j):
+            if self._unsafe_by.get(ref):
                 self._unsafe[ref] = self._cluster_violations(ref)
             else:
                 self._unsafe.pop(ref, None)
 
-    def _links_of(self, cluster: ClusterState) -> set[ClusterRef]:
-        return {
-            other
-            for row in cluster.counts
-            for other in self.state.holders(row)
-            if other[0] != self.j
-        }
-
-    def unsafe_published(self) -> dict[int, set[int]]:
-        """Published clusters (release position -> cluster positions) with an overlap with
-        release ``j`` that is not safe for some s: the only ones whose risk can have moved."""
-        self._refresh_published()
-        touched: dict[int, set[int]] = {}
-        for k, d in self._unsafe:
-            touched.setdefault(k, set()).add(d)
-        return touched
+    def _overlaps_of(
+        self, c: int, cluster: ClusterState
+    ) -> tuple[set[ClusterRef], set[ClusterRef]]:
+        """The published clusters cluster ``c`` of ``j`` overlaps, and those of them whose
+        overlap with it is not safe."""
+        links: set[ClusterRef] = set()
+        unsafe: set[ClusterRef] = set()
+        for overlap in cluster_cover(self.state, (self.j, c), releases=range(self.j)):
+            links.add(overlap.other)
+            if unsafe_overlap(cluster, self.state.cluster(overlap.other), overlap.size):
+                unsafe.add(overlap.other)
+        return links, unsafe
 
     def published_over(self) -> dict[ClusterRef, set[str]]:
         """Terms over ``r_th`` (cluster composition) per published cluster with an unsafe
