@@ -105,14 +105,15 @@ def _refine(
         return in_bag - int(taken.sum())
     # The clusters in refining order; copies are moved in this view and written back.
     view = _OrderedClusters(counts[order], sizes[order], limit[order], allowed[order])
+    view.find_thresholds(in_bag, n_rows)
     moved = True
     while moved and in_bag:
         moved = False
-        position = view.next_taker(0, in_bag, n_rows)
+        position = view.next_taker(0, in_bag)
         while position is not None and in_bag:
             in_bag = view.fill(position, in_bag, n_rows)
             moved = True
-            position = view.next_taker(position + 1, in_bag, n_rows)
+            position = view.next_taker(position + 1, in_bag)
     counts[order] = view.counts
     return in_bag
 
@@ -121,13 +122,14 @@ class _OrderedClusters:
     """Clusters in the refining order, for the sequential part of refining (SPEC 2 step 4).
 
     One pass of refining visits the clusters in order and gives each as many copies as it can
-    take while ``γ_s(C) < r_th``; every copy moved shrinks the bag and so every ``J_s``. For
-    the bag as it is, which clusters could take a copy is a vector test; the pass jumps to the
-    first such cluster instead of visiting the others one by one, which is the same sequence
-    of moves (a cluster that cannot take a copy is left as it is).
+    take while ``γ_s(C) < r_th``; every copy moved shrinks the bag and so every ``J_s``.
+    Whether a cluster can take a copy from a bag of ``b`` copies (:meth:`takes`) only gets
+    easier as ``b`` shrinks (``J_s`` is monotone in ``b``), so each cluster has a threshold:
+    the largest ``b`` at which it can. The pass jumps from one cluster whose threshold the bag
+    is within to the next, instead of visiting the others one by one; the moves are the same.
     """
 
-    _WINDOW = 64
+    _WINDOW = 256
 
     def __init__(
         self, counts: np.ndarray, sizes: np.ndarray, limit: np.ndarray, allowed: np.ndarray
@@ -136,39 +138,74 @@ class _OrderedClusters:
         self.sizes = sizes
         self.limit = limit
         self.allowed = allowed
+        self.threshold = np.zeros(len(counts), dtype=np.int64)
 
-    def next_taker(self, start: int, in_bag: int, n_rows: int) -> int | None:
+    def takes(
+        self, at: slice | int, in_bag: int | np.ndarray, n_rows: int
+    ) -> np.ndarray | np.bool_:
+        """Whether the clusters ``at`` can take one copy from a bag of ``in_bag`` copies:
+        ``γ_s(C) < r_th`` now and ``γ_s(C) <= r_th`` after (formula 4, ``J_s`` of formula 3
+        before and after the move), exactly the test of the paper's step."""
+        sizes, counts = self.sizes[at], self.counts[at]
+        share_now = np.rint(sizes * in_bag / n_rows)
+        share_after = np.rint(sizes * (in_bag - 1) / n_rows)
+        return (counts + share_now < self.limit[at] - _EPS) & (
+            counts + 1 + share_after <= self.allowed[at]
+        )
+
+    def find_thresholds(self, in_bag: int, n_rows: int) -> None:
+        """Each cluster's largest bag (at most ``in_bag``) from which it can take a copy,
+        0 for none: a bisection, all clusters at once."""
+        low = np.zeros(len(self.counts), dtype=np.int64)
+        high = np.full(len(self.counts), in_bag, dtype=np.int64)
+        while True:
+            open_ = low < high
+            if not open_.any():
+                break
+            middle = (low + high + 1) // 2
+            ok = self.takes(slice(None), np.maximum(middle, 1), n_rows) & open_
+            low = np.where(ok, middle, low)
+            high = np.where(open_ & ~ok, middle - 1, high)
+        self.threshold = low
+
+    def next_taker(self, start: int, in_bag: int) -> int | None:
         """The first cluster at or after ``start`` that can take a copy from a bag of
-        ``in_bag`` copies, or ``None``. Looks ahead in growing windows."""
+        ``in_bag`` copies, or ``None``."""
         n, window = len(self.counts), self._WINDOW
         while start < n:
             end = min(start + window, n)
-            sizes = self.sizes[start:end]
-            counts = self.counts[start:end]
-            share_now = np.rint(sizes * in_bag / n_rows)
-            share_after = np.rint(sizes * (in_bag - 1) / n_rows)
-            takes = (counts + share_now < self.limit[start:end] - _EPS) & (
-                counts + 1 + share_after <= self.allowed[start:end]
-            )
-            hits = np.flatnonzero(takes)
+            hits = np.flatnonzero(self.threshold[start:end] >= in_bag)
             if hits.size:
                 return start + int(hits[0])
             start, window = end, 2 * window
         return None
 
     def fill(self, c: int, in_bag: int, n_rows: int) -> int:
-        """Move copies into cluster ``c`` while it can take one; returns the bag left."""
+        """Move copies into cluster ``c`` while it can take one; returns the bag left and
+        updates the cluster's threshold for its new count."""
         size, limit, allowed = int(self.sizes[c]), float(self.limit[c]), int(self.allowed[c])
         count = int(self.counts[c])
-        while in_bag:
-            share_now = round(size * in_bag / n_rows)
-            share_after = round(size * (in_bag - 1) / n_rows)
-            if not count + share_now < limit - _EPS or count + 1 + share_after > allowed:
-                break
+        while in_bag and _takes_one(size, count, limit, allowed, in_bag, n_rows):
             count += 1
             in_bag -= 1
         self.counts[c] = count
+        low, high = 0, in_bag
+        while low < high:
+            middle = (low + high + 1) // 2
+            if _takes_one(size, count, limit, allowed, middle, n_rows):
+                low = middle
+            else:
+                high = middle - 1
+        self.threshold[c] = low
         return in_bag
+
+
+def _takes_one(size: int, count: int, limit: float, allowed: int, in_bag: int, n_rows: int) -> bool:
+    """:meth:`_OrderedClusters.takes` for one cluster, in Python's arithmetic (the same
+    values: ``round`` and ``np.rint`` both round half to even)."""
+    share_now = round(size * in_bag / n_rows)
+    share_after = round(size * (in_bag - 1) / n_rows)
+    return count + share_now < limit - _EPS and count + 1 + share_after <= allowed
 
 
 def private_occurrences(
