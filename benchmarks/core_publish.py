@@ -39,7 +39,7 @@ def run_one(
     history = SeriesHistory()
     times: list[float] = []
     counterfeits = rows = 0
-    phases: dict[str, float] = {}
+    phases: list[dict[str, float]] = []
     for positions in segen(len(corpus), size, releases, rep, seed=1):
         snapshot = [Transaction(corpus[p].terms, f"p{p}") for p in positions]
         started = time.perf_counter()
@@ -49,14 +49,15 @@ def run_one(
         history.ledgers.append(publication.ledger)
         counterfeits += int(publication.report["counterfeits"])  # type: ignore[call-overload]
         rows += publication.release.n_rows
-        phases = dict(publication.report["seconds"])  # type: ignore[call-overload]
+        phases.append(dict(publication.report["seconds"]))  # type: ignore[call-overload]
     return {
         "size": size,
         "releases": releases,
         "publish_seconds": [round(t, 3) for t in times],
         "median_seconds": round(statistics.median(times), 3),
         "last_release_seconds": round(times[-1], 3),
-        "last_release_phases": phases,
+        "last_release_phases": phases[-1],
+        "phases": phases,
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "counterfeit_rate": round(counterfeits / rows, 5),
     }

@@ -24,7 +24,7 @@ import numpy as np
 
 from app.core.model import Row
 
-__all__ = ["AnonyCluster", "AnonyResult", "anonymise", "global_shares"]
+__all__ = ["AnonyCluster", "AnonyResult", "anonymise", "global_shares", "private_occurrences"]
 
 _EPS = 1e-9
 
@@ -91,7 +91,7 @@ def _refine(
     limit: np.ndarray,
     in_bag: int,
     n_rows: int,
-    order: Sequence[int],
+    order: np.ndarray,
 ) -> int:
     """Move copies back from the bag in the seeded ``order`` while clusters can take them."""
     if in_bag == 0:
@@ -99,24 +99,143 @@ def _refine(
     allowed = _allowed(sizes, limit)
     if int(sizes.max()) * in_bag * 2 < n_rows:
         # J_s is 0 for every cluster whatever is moved: one vectorised pass is exact.
-        room = np.maximum(allowed - counts, 0)[list(order)]
+        room = np.maximum(allowed - counts, 0)[order]
         taken = np.minimum(room, np.maximum(in_bag - (np.cumsum(room) - room), 0))
-        counts[list(order)] += taken
+        counts[order] += taken
         return in_bag - int(taken.sum())
+    # The clusters in refining order; copies are moved in this view and written back.
+    view = _OrderedClusters(counts[order], sizes[order], limit[order], allowed[order])
+    view.find_thresholds(in_bag, n_rows)
     moved = True
     while moved and in_bag:
         moved = False
-        for c in order:
-            while in_bag:
-                share_now = round(int(sizes[c]) * in_bag / n_rows)
-                share_after = round(int(sizes[c]) * (in_bag - 1) / n_rows)
-                excluded = counts[c] + share_now < limit[c] - _EPS  # γ_s(C) < r_th
-                if not excluded or counts[c] + 1 + share_after > allowed[c]:
-                    break
-                counts[c] += 1
-                in_bag -= 1
-                moved = True
+        position = view.next_taker(0, in_bag)
+        while position is not None and in_bag:
+            in_bag = view.fill(position, in_bag, n_rows)
+            moved = True
+            position = view.next_taker(position + 1, in_bag)
+    counts[order] = view.counts
     return in_bag
+
+
+class _OrderedClusters:
+    """Clusters in the refining order, for the sequential part of refining (SPEC 2 step 4).
+
+    One pass of refining visits the clusters in order and gives each as many copies as it can
+    take while ``γ_s(C) < r_th``; every copy moved shrinks the bag and so every ``J_s``.
+    Whether a cluster can take a copy from a bag of ``b`` copies (:meth:`takes`) only gets
+    easier as ``b`` shrinks (``J_s`` is monotone in ``b``), so each cluster has a threshold:
+    the largest ``b`` at which it can. The pass jumps from one cluster whose threshold the bag
+    is within to the next, instead of visiting the others one by one; the moves are the same.
+    """
+
+    _WINDOW = 256
+
+    def __init__(
+        self, counts: np.ndarray, sizes: np.ndarray, limit: np.ndarray, allowed: np.ndarray
+    ) -> None:
+        self.counts = counts
+        self.sizes = sizes
+        self.limit = limit
+        self.allowed = allowed
+        self.threshold = np.zeros(len(counts), dtype=np.int64)
+
+    def takes(
+        self, at: slice | int, in_bag: int | np.ndarray, n_rows: int
+    ) -> np.ndarray | np.bool_:
+        """Whether the clusters ``at`` can take one copy from a bag of ``in_bag`` copies:
+        ``γ_s(C) < r_th`` now and ``γ_s(C) <= r_th`` after (formula 4, ``J_s`` of formula 3
+        before and after the move), exactly the test of the paper's step."""
+        sizes, counts = self.sizes[at], self.counts[at]
+        share_now = np.rint(sizes * in_bag / n_rows)
+        share_after = np.rint(sizes * (in_bag - 1) / n_rows)
+        return (counts + share_now < self.limit[at] - _EPS) & (
+            counts + 1 + share_after <= self.allowed[at]
+        )
+
+    def find_thresholds(self, in_bag: int, n_rows: int) -> None:
+        """Each cluster's largest bag (at most ``in_bag``) from which it can take a copy,
+        0 for none: a bisection, all clusters at once."""
+        low = np.zeros(len(self.counts), dtype=np.int64)
+        high = np.full(len(self.counts), in_bag, dtype=np.int64)
+        while True:
+            open_ = low < high
+            if not open_.any():
+                break
+            middle = (low + high + 1) // 2
+            ok = self.takes(slice(None), np.maximum(middle, 1), n_rows) & open_
+            low = np.where(ok, middle, low)
+            high = np.where(open_ & ~ok, middle - 1, high)
+        self.threshold = low
+
+    def next_taker(self, start: int, in_bag: int) -> int | None:
+        """The first cluster at or after ``start`` that can take a copy from a bag of
+        ``in_bag`` copies, or ``None``."""
+        n, window = len(self.counts), self._WINDOW
+        while start < n:
+            end = min(start + window, n)
+            hits = np.flatnonzero(self.threshold[start:end] >= in_bag)
+            if hits.size:
+                return start + int(hits[0])
+            start, window = end, 2 * window
+        return None
+
+    def fill(self, c: int, in_bag: int, n_rows: int) -> int:
+        """Move copies into cluster ``c`` while it can take one; returns the bag left and
+        updates the cluster's threshold for its new count."""
+        size, limit, allowed = int(self.sizes[c]), float(self.limit[c]), int(self.allowed[c])
+        count = int(self.counts[c])
+        while in_bag and _takes_one(size, count, limit, allowed, in_bag, n_rows):
+            count += 1
+            in_bag -= 1
+        self.counts[c] = count
+        low, high = 0, in_bag
+        while low < high:
+            middle = (low + high + 1) // 2
+            if _takes_one(size, count, limit, allowed, middle, n_rows):
+                low = middle
+            else:
+                high = middle - 1
+        self.threshold[c] = low
+        return in_bag
+
+
+def _takes_one(size: int, count: int, limit: float, allowed: int, in_bag: int, n_rows: int) -> bool:
+    """:meth:`_OrderedClusters.takes` for one cluster, in Python's arithmetic (the same
+    values: ``round`` and ``np.rint`` both round half to even)."""
+    share_now = round(size * in_bag / n_rows)
+    share_after = round(size * (in_bag - 1) / n_rows)
+    return count + share_now < limit - _EPS and count + 1 + share_after <= allowed
+
+
+def private_occurrences(
+    private_sets: Sequence[frozenset[str]], partition: Sequence[Sequence[int]]
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Segregation's counting (SPEC 2 step 2) as arrays: ``N(s, C)`` for every (s, C) held.
+
+    Returns the private terms held, sorted (term id = position), and three aligned arrays
+    sorted by term id then cluster: term id, cluster position and copies. Strings are looked
+    up once per occurrence; the counting itself is one ``np.unique`` over integer keys.
+
+    >>> private_occurrences([frozenset({"b"}), frozenset({"a", "b"})], [[0, 1]])[0]
+    ['a', 'b']
+    """
+    terms = sorted({s for p in private_sets for s in p})
+    if not terms:
+        empty = np.zeros(0, dtype=np.int64)
+        return terms, empty, empty, empty
+    term_id = {s: i for i, s in enumerate(terms)}
+    n_clusters = len(partition)
+    cluster_of = np.zeros(len(private_sets), dtype=np.int64)
+    for c, members in enumerate(partition):
+        cluster_of[np.asarray(members, dtype=np.int64)] = c
+    per_row = np.fromiter((len(p) for p in private_sets), dtype=np.int64, count=len(private_sets))
+    ids = np.fromiter(
+        (term_id[s] for p in private_sets for s in p), dtype=np.int64, count=int(per_row.sum())
+    )
+    clusters = np.repeat(cluster_of, per_row)
+    keys, copies = np.unique(ids * n_clusters + clusters, return_counts=True)
+    return terms, keys // n_clusters, keys % n_clusters, copies.astype(np.int64)
 
 
 def anonymise(
@@ -141,28 +260,26 @@ def anonymise(
     """
     n_rows = len(rows)
     sizes = np.array([len(members) for members in partition], dtype=np.int64)
-    holders: dict[str, Counter[int]] = {}
-    for c, members in enumerate(partition):
-        for i in members:
-            for s in private_sets[i]:
-                holders.setdefault(s, Counter())[c] += 1
-    order = list(range(len(partition)))
-    random.Random(f"refine:{seed}").shuffle(order)
+    terms, term_of, cluster_of, copies = private_occurrences(private_sets, partition)
+    bounds = np.searchsorted(term_of, np.arange(len(terms) + 1))
+    shuffled = list(range(len(partition)))
+    random.Random(f"refine:{seed}").shuffle(shuffled)
+    order = np.asarray(shuffled, dtype=np.int64)
     private_counts: list[Counter[str]] = [Counter() for _ in partition]
     shares: list[dict[str, int]] = [{} for _ in partition]
     global_bag: Counter[str] = Counter()
     rates: dict[str, float] = {}
-    for s in sorted(holders):
+    for t, s in enumerate(terms):
         counts = np.zeros(len(partition), dtype=np.int64)
-        for c, k in holders[s].items():
-            counts[c] = k
+        counts[cluster_of[bounds[t] : bounds[t + 1]]] = copies[bounds[t] : bounds[t + 1]]
         total = int(counts.sum())
         rates[s] = total / n_rows
         limit = _limit(sizes, total, n_rows, r_th)
         in_bag = _sanitise(counts, sizes, _allowed(sizes, limit), n_rows)
         in_bag = _refine(counts, sizes, limit, in_bag, n_rows, order)
-        for position in np.flatnonzero(counts).tolist():
-            private_counts[position][s] = int(counts[position])
+        held = np.flatnonzero(counts)
+        for position, k in zip(held.tolist(), counts[held].tolist(), strict=True):
+            private_counts[position][s] = k
         if in_bag:
             global_bag[s] = in_bag
             # Rounding J_s up can alone exceed r_th (three clusters of one row sharing a bag
@@ -172,8 +289,9 @@ def anonymise(
                 global_shares(sizes, in_bag, n_rows),
                 np.maximum(_allowed(sizes, limit) - counts, 0),
             )
-            for position in np.flatnonzero(share).tolist():
-                shares[position][s] = int(share[position])
+            held = np.flatnonzero(share)
+            for position, k in zip(held.tolist(), share[held].tolist(), strict=True):
+                shares[position][s] = k
     clusters = [
         AnonyCluster([rows[i] for i in members], private_counts[c], shares[c])
         for c, members in enumerate(partition)

@@ -20,8 +20,12 @@ the level alignment reached (the same cap Anony applies, SPEC 2 step 5).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping
+
+import numpy as np
 
 from app.core.risk.assess import cluster_posteriors, serial_risk
+from app.core.risk.incremental import ClusterPosteriors
 from app.core.risk.overlap import cluster_cover
 from app.core.risk.state import ClusterState, SeriesState
 
@@ -31,10 +35,12 @@ __all__ = ["align_release", "one_set_to_bag"]
 _PASSES = 4
 
 
-def _over_terms(state: SeriesState, j: int, c: int, limit: float) -> set[str]:
+def _over_terms(
+    state: SeriesState, j: int, c: int, limit: float, posteriors: ClusterPosteriors
+) -> set[str]:
     rates = state.releases[j].rates
     over: set[str] = set()
-    for betas in cluster_posteriors(state, (j, c)).values():
+    for betas in posteriors(c).values():
         for s, beta in betas.items():
             if serial_risk(beta, rates.get(s, 0.0)) > limit:
                 over.add(s)
@@ -126,11 +132,18 @@ def one_set_to_bag(state: SeriesState, j: int, r_th: float) -> Counter[str]:
 
 
 def align_release(
-    state: SeriesState, j: int, r_th: float, anony_r_th: float | None = None
+    state: SeriesState,
+    j: int,
+    r_th: float,
+    anony_r_th: float | None = None,
+    posteriors: ClusterPosteriors | None = None,
 ) -> Counter[str]:
     """Align every cluster of release ``j`` with its published cover; returns copies moved to
     the global bag per term. ``j`` must be the last release (the new one); recomputed global
-    shares keep Anony's cap ``γ_s(C) <= anony_r_th`` (default ``r_th``)."""
+    shares keep Anony's cap ``γ_s(C) <= anony_r_th`` (default ``r_th``). ``posteriors``: the
+    caller's cache of β_cluster for release ``j``, if it keeps one."""
+    if posteriors is None:
+        posteriors = ClusterPosteriors(state, j)
     release = state.releases[j]
     limit = r_th * (1 + 1e-9)
     moved: Counter[str] = Counter()
@@ -139,7 +152,7 @@ def align_release(
     for _ in range(_PASSES):
         touched: set[str] = set()
         for c in todo:
-            touched |= _align_cluster(state, j, c, limit, moved, caps)
+            touched |= _align_cluster(state, j, c, limit, moved, caps, posteriors)
         if not touched:
             break
         before = [dict(cluster.global_share) for cluster in release.clusters]
@@ -162,13 +175,14 @@ def _align_cluster(
     limit: float,
     moved: Counter[str],
     caps: dict[tuple[int, str], int],
+    posteriors: ClusterPosteriors,
 ) -> set[str]:
     release = state.releases[j]
     cluster = release.clusters[c]
     touched: set[str] = set()
     for _ in range(cluster.n + 1):
         changed = False
-        for s in sorted(_over_terms(state, j, c, limit)):
+        for s in sorted(_over_terms(state, j, c, limit, posteriors)):
             if cluster.n_s(s) <= _floor(state, j, c, s):
                 # Fewer copies would expose a published cluster (BP's Lemma 4), unless none
                 # at all: an overlap whose ranges then contradict tells nothing to either side.
@@ -190,20 +204,52 @@ def _recompute_shares(
     state: SeriesState, j: int, terms: set[str], caps: dict[tuple[int, str], int], r_th: float
 ) -> None:
     """``J_s(C) = round(N(C)·N(s, C_g)/N(T))`` (formula 3) for the terms whose bag changed,
-    capped so that ``γ_s(C) <= r_th`` and at the level alignment reached."""
+    capped so that ``γ_s(C) <= r_th`` and at the level alignment reached.
+
+    Each term is one vector over the clusters (the arithmetic of formula 3 and of Anony's cap
+    term by term as in :mod:`app.core.anonymisation.anony`); only clusters that get or had a
+    share of s are written, in cluster order.
+    """
     release = state.releases[j]
-    n_rows = sum(cluster.n_true for cluster in release.clusters)
+    clusters = release.clusters
+    n_true = np.array([cluster.n_true for cluster in clusters], dtype=np.int64)
+    n_rows = int(n_true.sum())
+    one_set = np.array([cluster.of_one_set for cluster in clusters], dtype=bool)
+    kept = _by_term((c, cluster.private_counts) for c, cluster in enumerate(clusters))
+    shared = _by_term((c, cluster.global_share) for c, cluster in enumerate(clusters))
+    capped: dict[str, dict[int, int]] = {}
+    for (c, s), cap in caps.items():
+        capped.setdefault(s, {})[c] = cap
     for s in terms:
         in_bag = release.global_bag.get(s, 0)
-        total = sum(cl.private_counts.get(s, 0) for cl in release.clusters) + in_bag
-        for c, cluster in enumerate(release.clusters):
-            share = round(cluster.n_true * in_bag / n_rows) if n_rows else 0
-            allowed = int(r_th * total * cluster.n_true / n_rows + 1e-9) if n_rows else 0
-            share = min(share, max(min(allowed, cluster.n_true) - cluster.private_counts[s], 0))
-            cap = 0 if cluster.of_one_set else caps.get((c, s))
-            if cap is not None:
-                share = min(share, max(cap - cluster.private_counts[s], 0))
-            if share > 0:
-                cluster.global_share[s] = share
+        private = np.zeros(len(clusters), dtype=np.int64)
+        holders = kept.get(s, {})
+        private[list(holders)] = list(holders.values())
+        total = int(private.sum()) + in_bag
+        if n_rows:
+            share = np.rint(n_true * in_bag / n_rows).astype(np.int64)
+            allowed = (r_th * total * n_true / n_rows + 1e-9).astype(np.int64)
+        else:
+            share = allowed = np.zeros(len(clusters), dtype=np.int64)
+        share = np.minimum(share, np.maximum(np.minimum(allowed, n_true) - private, 0))
+        ceiling = np.full(len(clusters), -1, dtype=np.int64)  # -1: no cap
+        for c, value in capped.get(s, {}).items():
+            ceiling[c] = value
+        ceiling[one_set] = 0
+        limited = ceiling >= 0
+        share[limited] = np.minimum(share, np.maximum(ceiling - private, 0))[limited]
+        touched = set(np.flatnonzero(share > 0).tolist()) | set(shared.get(s, ()))
+        for c in sorted(touched):
+            if share[c] > 0:
+                clusters[c].global_share[s] = int(share[c])
             else:
-                cluster.global_share.pop(s, None)
+                clusters[c].global_share.pop(s, None)
+
+
+def _by_term(counts: Iterable[tuple[int, Mapping[str, int]]]) -> dict[str, dict[int, int]]:
+    """Cluster position -> term -> copies, turned around: term -> cluster position -> copies."""
+    found: dict[str, dict[int, int]] = {}
+    for c, held in counts:
+        for s, k in held.items():
+            found.setdefault(s, {})[c] = k
+    return found

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 
 from app.core.model import Row
 from app.core.perturbation.counterfeit import CounterfeitFactory
-from app.core.risk.assess import cluster_posteriors, serial_risk
-from app.core.risk.overlap import Overlap, cluster_cover, release_overlap, s_range
+from app.core.risk.assess import serial_risk
+from app.core.risk.incremental import ClusterPosteriors, SeriesRisk
+from app.core.risk.overlap import Overlap, cluster_cover, s_range
 from app.core.risk.state import ClusterState, SeriesState
 
 __all__ = ["Perturber"]
@@ -26,24 +27,6 @@ def _needs(needs: dict[str, int], s: str, value: int) -> None:
         needs[s] = value
 
 
-def unsafe_published_clusters(state: SeriesState, j: int) -> dict[int, set[int]]:
-    """Published clusters (release position -> cluster positions) with an overlap with
-    release ``j`` that is not safe for some s (Lemma 3: the new cluster's s-range must hold
-    the published cluster's). Only these can have changed risk."""
-    touched: dict[int, set[int]] = {}
-    for c in range(len(state.releases[j].clusters)):
-        new = state.cluster((j, c))
-        for overlap in cluster_cover(state, (j, c), releases=range(j)):
-            old = state.cluster(overlap.other)
-            for s in new.terms() | old.terms():
-                f_new = s_range(new.n_s(s), new.n, overlap.size)
-                f_old = s_range(old.n_s(s), old.n, overlap.size)
-                if f_new[0] > f_old[0] or f_new[1] < f_old[1]:
-                    touched.setdefault(overlap.other[0], set()).add(overlap.other[1])
-                    break
-    return touched
-
-
 class Perturber:
     """Adds counterfeits to the clusters of release ``j`` and keeps every count right."""
 
@@ -54,10 +37,21 @@ class Perturber:
         self.release = state.releases[j]
         self._true_counts: dict[int, Counter[Row]] = {}
         self._term_index: dict[str, set[int]] | None = None
+        self._cluster_terms: dict[int, tuple[int, set[str]]] = {}
+        self._risk: SeriesRisk | None = None
+        #: β_cluster of the new release's clusters, shared by alignment, FP2 and the checks.
+        self.posteriors = ClusterPosteriors(state, j)
         self.bp_global = 0
         self.bp_pinned_only = False
         #: True copies moved from the global bag back into clusters by BP, per term.
         self.restored: Counter[str] = Counter()
+
+    def risk(self, r_th: float) -> SeriesRisk:
+        """The series' rows over ``r_th``, kept up to date as this perturber changes the new
+        release (one tracker for BP, FP2 and the post-condition)."""
+        if self._risk is None or self._risk.r_th != r_th:
+            self._risk = SeriesRisk(self.state, self.j, r_th, self.posteriors)
+        return self._risk
 
     # -- adding counterfeits ---------------------------------------------------------------
 
@@ -97,11 +91,20 @@ class Perturber:
             cluster = self.release.clusters[c]
             if row in cluster.counts:
                 continue
-            terms = {t for r in cluster.counts for t in r}
+            terms = self._terms_of(c)
             score = len(target & terms) / len(target | terms)
             if score > best_score:
                 best, best_score = c, score
         return best
+
+    def _terms_of(self, c: int) -> set[str]:
+        """The non-private terms of cluster ``c``'s rows, kept while its rows are unchanged."""
+        cluster = self.release.clusters[c]
+        found = self._cluster_terms.get(c)
+        if found is None or found[0] != cluster.revision:
+            found = (cluster.revision, {t for r in cluster.counts for t in r})
+            self._cluster_terms[c] = found
+        return found[1]
 
     def true_counts(self, c: int) -> Counter[Row]:
         found = self._true_counts.get(c)
@@ -185,21 +188,9 @@ class Perturber:
     def _needs_of_violations(
         self, r_th: float
     ) -> dict[int, tuple[dict[str, int], dict[str, int]]]:
-        touched = unsafe_published_clusters(self.state, self.j)
         needs: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
-        limit = r_th * (1 + 1e-9)
-        for k, positions in sorted(touched.items()):
-            rates = self.state.releases[k].rates
-            for d in sorted(positions):
-                ref = (k, d)
-                over = {
-                    s
-                    for betas in cluster_posteriors(self.state, ref).values()
-                    for s, beta in betas.items()
-                    if serial_risk(beta, rates.get(s, 0.0)) > limit
-                }
-                if over:
-                    self._lemma4_needs(ref, over, needs)
+        for ref, over in self.risk(r_th).published_over().items():
+            self._lemma4_needs(ref, over, needs)
         return needs
 
     def _lemma4_needs(
@@ -247,7 +238,7 @@ class Perturber:
         new_totals = self.release.totals()
         for k in range(self.j):
             old_release = self.state.releases[k]
-            o = sum(release_overlap(self.state, self.j, k).values())
+            o = self.state.overlap_size(self.j, k)
             if not o:
                 continue
             old_totals = old_release.totals()
@@ -367,7 +358,7 @@ class Perturber:
         rates = self.release.rates
         counts = self.release.clusters[c].counts
         total = 0.0
-        for row, betas in cluster_posteriors(self.state, (self.j, c)).items():
+        for row, betas in self.posteriors(c).items():
             for s, beta in betas.items():
                 risk = serial_risk(beta, rates.get(s, 0.0))
                 if risk > limit:
@@ -376,7 +367,7 @@ class Perturber:
 
     def _cluster_over(self, c: int, limit: float) -> bool:
         rates = self.release.rates
-        for betas in cluster_posteriors(self.state, (self.j, c)).values():
+        for betas in self.posteriors(c).values():
             for s, beta in betas.items():
                 if serial_risk(beta, rates.get(s, 0.0)) > limit:
                     return True

@@ -13,15 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.core.errors import PublicationFailed
-from app.core.perturbation.perturber import Perturber, unsafe_published_clusters
+from app.core.perturbation.perturber import Perturber
 from app.core.perturbation.suppression import Suppressor
-from app.core.risk.assess import violating_rows
-from app.core.risk.overlap import cluster_cover, release_overlap, s_range
+from app.core.risk.incremental import Violation
+from app.core.risk.overlap import cluster_cover, s_range
 from app.core.risk.state import ClusterRef, SeriesState
 
 __all__ = ["Repairer"]
 
-Violation = tuple[ClusterRef, tuple[str, ...], str, float, str]
 
 #: Rounds without fewer or milder violations after which repairing is judged futile: some
 #: risks cannot be lowered from the new release (an earlier release wholly inside it pins the
@@ -63,14 +62,11 @@ class Repairer:
         release, and a *safe* overlap (Lemma 3: its range holds the cluster's whole s-range)
         has likelihood ratio exactly 1 for either z. Published clusters whose overlaps with
         the new release are all safe keep the risk verified when they were published, so only
-        the others are recomputed; the global composition is recomputed for every row.
+        the others are judged; the global composition is judged for every row. Between rounds
+        only what the round changed is recomputed (:class:`~app.core.risk.incremental.
+        SeriesRisk`).
         """
-        found = violating_rows(self.state, self.j, self.r_th)
-        touched = unsafe_published_clusters(self.state, self.j)
-        for k in range(len(self.state.releases)):
-            if k != self.j:
-                found.extend(violating_rows(self.state, k, self.r_th, sorted(touched.get(k, ()))))
-        return found
+        return self.perturber.risk(self.r_th).violations()
 
     def run(self, max_rounds: int, progress: Callable[[float], None]) -> tuple[int, int]:
         """Repair until no row is over ``r_th``; returns (rounds, counterfeits added)."""
@@ -183,12 +179,12 @@ class Repairer:
 
     def _mend_published_release(self, k: int, s: str) -> None:
         new, old = self.state.releases[self.j], self.state.releases[k]
-        o = sum(release_overlap(self.state, self.j, k).values())
-        f_new = s_range(new.totals().get(s, 0), new.n, o)
-        f_old = s_range(old.totals().get(s, 0), old.n, o)
+        o = self.state.overlap_size(self.j, k)
+        f_new = s_range(new.total(s), new.n, o)
+        f_old = s_range(old.total(s), old.n, o)
         with_s = f_new[1] < f_old[1]
         self.perturber.add_global(1, {s: 1} if with_s else {}, "fp2")
         if with_s and new.rates.get(s, 0.0) == 0.0:
             # A term the new release did not hold has no published rate yet; give it the
             # rate its copies now imply so that formula 15 stays defined.
-            new.rates[s] = new.totals()[s] / new.n
+            new.rates[s] = new.total(s) / new.n

@@ -211,7 +211,11 @@ def publish_sanony(
     if params.align:
         aligned = one_set_to_bag(state, j, params.anony_threshold)
         if j:
-            aligned.update(align_release(state, j, params.r_th, params.anony_threshold))
+            aligned.update(
+                align_release(
+                    state, j, params.r_th, params.anony_threshold, perturber.posteriors
+                )
+            )
     lap("anony")
     report("bp")
     if not j:
@@ -221,7 +225,9 @@ def publish_sanony(
     else:
         bp = perturber.backward()
     if j and params.align:
-        aligned.update(align_release(state, j, params.r_th, params.anony_threshold))
+        aligned.update(
+            align_release(state, j, params.r_th, params.anony_threshold, perturber.posteriors)
+        )
     lap("bp")
     report("fp1")
     fp1 = perturber.forward() if j and params.forward_perturbation else 0

@@ -42,6 +42,9 @@ class ClusterState:
     fp1: int = 0
     fp2: int = 0
     published_counterfeits: int = 0
+    #: Bumped whenever a row is added or taken back, so that cached risk knows ``rows`` moved
+    #: (:mod:`app.core.risk.incremental`).
+    revision: int = 0
 
     def __post_init__(self) -> None:
         if not self.counts:
@@ -97,6 +100,8 @@ class ReleaseState:
     #: ``N(T*)``: rows of every cluster, counterfeits included (kept up to date by
     #: :meth:`SeriesState.add_row`).
     n: int = 0
+    #: Bumped whenever a row of any cluster is added or taken back.
+    revision: int = 0
 
     def __post_init__(self) -> None:
         if not self.row_counts:
@@ -111,6 +116,12 @@ class ReleaseState:
             totals.update(cluster.private_counts)
         totals.update(self.global_bag)
         return +totals
+
+    def total(self, term: str) -> int:
+        """``N(s, T*)`` of one term (what :meth:`totals` gives for it, without the others)."""
+        return sum(c.private_counts.get(term, 0) for c in self.clusters) + self.global_bag.get(
+            term, 0
+        )
 
     @classmethod
     def from_published(cls, release: PublishedRelease) -> ReleaseState:
@@ -128,6 +139,11 @@ class SeriesState:
     def __init__(self, releases: Iterable[ReleaseState] = ()) -> None:
         self.releases: list[ReleaseState] = []
         self.index: dict[Row, set[ClusterRef]] = {}
+        #: ``N(O)`` of whole releases (global composition), kept up to date as rows come and go.
+        self._overlap_sizes: dict[tuple[int, int], int] = {}
+        #: Every row added or taken back, in order: ``(release position, row)``. Caches of
+        #: derived values replay it from where they last read (:meth:`rows_changed`).
+        self.row_log: list[tuple[int, Row]] = []
         for release in releases:
             self.append(release)
 
@@ -150,20 +166,29 @@ class SeriesState:
     def add_row(self, ref: ClusterRef, row: Row) -> None:
         """Append a (counterfeit) row to a cluster, keeping every count and the index right."""
         cluster = self.cluster(ref)
+        release = self.releases[ref[0]]
         cluster.rows.append(row)
         cluster.counts[row] += 1
-        self.releases[ref[0]].row_counts[row] += 1
-        self.releases[ref[0]].n += 1
+        release.row_counts[row] += 1
+        release.n += 1
+        cluster.revision += 1
+        release.revision += 1
         self.index.setdefault(row, set()).add(ref)
+        self._count_overlaps(ref[0], row, 1)
+        self.row_log.append((ref[0], row))
 
     def remove_last_row(self, ref: ClusterRef) -> Row:
         """Take back the last row appended to a cluster (a counterfeit that did not help)."""
         cluster = self.cluster(ref)
+        release = self.releases[ref[0]]
+        self._count_overlaps(ref[0], cluster.rows[-1], -1)
         row = cluster.rows.pop()
         cluster.counts[row] -= 1
-        release = self.releases[ref[0]]
         release.row_counts[row] -= 1
         release.n -= 1
+        cluster.revision += 1
+        release.revision += 1
+        self.row_log.append((ref[0], row))
         if not cluster.counts[row]:
             del cluster.counts[row]
             self.index[row].discard(ref)
@@ -173,3 +198,28 @@ class SeriesState:
 
     def holders(self, row: Row) -> set[ClusterRef]:
         return self.index.get(row, set())
+
+    def overlap_size(self, j: int, k: int) -> int:
+        """``N(O)`` of whole releases ``j`` and ``k``: the size of their multiset intersection
+        (global composition, section 2.3.2), kept up to date by :meth:`add_row`."""
+        key = (min(j, k), max(j, k))
+        found = self._overlap_sizes.get(key)
+        if found is None:
+            first, second = self.releases[j].row_counts, self.releases[k].row_counts
+            small, large = (first, second) if len(first) <= len(second) else (second, first)
+            found = sum(min(m, large[row]) for row, m in small.items() if row in large)
+            self._overlap_sizes[key] = found
+        return found
+
+    def _count_overlaps(self, j: int, row: Row, step: int) -> None:
+        """A copy of ``row`` comes into release ``j`` (``step`` 1, counted after it is added) or
+        leaves it (-1, counted before): ``min(N_j(row), N_k(row))`` moves with it when
+        ``N_j(row) <= N_k(row)``."""
+        if not self._overlap_sizes:
+            return
+        mine = self.releases[j].row_counts.get(row, 0)
+        for (a, b), size in self._overlap_sizes.items():
+            if j in (a, b):
+                theirs = self.releases[b if a == j else a].row_counts.get(row, 0)
+                if mine <= theirs:
+                    self._overlap_sizes[a, b] = size + step

@@ -1,0 +1,302 @@
+"""The global composition of every release while the newest one changes (section 2.3.2).
+
+Each whole release, taken as one cluster, has as cover its overlaps with every other whole
+release, and formula 12 multiplies over all of them (SPEC 4, "No weaker adversary"). A row's
+posterior depends only on its *pattern*: its z code in each of those overlaps (outside, inside,
+or either), so β_global is computed per (pattern, term), as
+:func:`app.core.risk.assess.global_posteriors` does.
+
+While Sanony builds release ``j``, only ``j`` changes. What this class keeps between calls,
+and why it stays exact:
+
+- the patterns of every row: a row's code against release ``j`` moves only when the row's
+  multiplicity in ``j`` does, so only rows of :attr:`SeriesState.row_log` are redone;
+- ``N(O)`` of whole releases, which :class:`SeriesState` keeps up to date;
+- per release and term, the patterns over ``r_th``, reused while every input of the term's
+  formula 12 is the same (``N(s)``, ``N``, each overlap's ``N(O)`` and range ``[r1, r2]``, the
+  published rate, the set of patterns).
+
+The evidence of all patterns of a term is summed as arrays, one other release after the other,
+which is the same sequence of float additions as :class:`~app.core.risk.posterior.Evidence`.
+A vectorised posterior picks the candidate patterns, with a margin far wider than any rounding;
+the candidates' risk is then computed by :meth:`Evidence.posterior`, the scalar function every
+other path uses, so the rows reported and their risk are exactly those of judging from scratch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from app.core.model import Row
+from app.core.risk.assess import serial_risk
+from app.core.risk.likelihood import RatioKey, log_likelihood_ratio, log_likelihood_ratios
+from app.core.risk.overlap import overlap_range
+from app.core.risk.posterior import Evidence, best_ratio
+from app.core.risk.state import SeriesState
+
+__all__ = ["GlobalComposition", "Pattern", "z_code"]
+
+#: A row's z code in the overlap with each other whole release, in release order.
+Pattern = tuple[int, ...]
+
+#: What a term's evidence is computed from: ``N(s)``, ``N`` of the release, and per other
+#: release ``(N(O), r1, r2)`` (formulas 6, 13, 14), or ``None`` where the range is empty.
+_Inputs = tuple[int, int, tuple[tuple[int, int, int] | None, ...]]
+
+#: Relative margin below the threshold within which a pattern's posterior is still checked
+#: exactly; rounding moves a posterior by about 1e-16 of itself.
+_MARGIN = 1e-9
+
+
+def z_code(in_overlap: int, in_cluster: int) -> int:
+    """How a row with ``in_cluster`` copies in its view sits in an overlap holding
+    ``in_overlap`` of them: 0 outside (z = 0), 1 inside (z = 1), 2 either (SPEC 4 decision:
+    the adversary takes the larger posterior).
+
+    >>> z_code(0, 3), z_code(3, 3), z_code(1, 3)
+    (0, 1, 2)
+    """
+    if in_overlap == 0:
+        return 0
+    return 1 if in_overlap == in_cluster else 2
+
+
+def _pattern(mult: int, row: Row, theirs: list[Counter[Row]]) -> Pattern:
+    """The pattern of a row held ``mult`` times, given the other releases' row counts: the
+    z code of :func:`z_code`, inline (``min(mult, m) == mult`` exactly when ``m >= mult``)."""
+    return tuple(
+        [0 if (m := other.get(row, 0)) == 0 else 1 if m >= mult else 2 for other in theirs]
+    )
+
+
+@dataclass(slots=True)
+class _Term:
+    """One term of one release: what its posteriors were computed from, and the patterns over
+    the limit with their serial risk."""
+
+    inputs: _Inputs
+    rate: float
+    patterns: int
+    over: list[tuple[Pattern, float]]
+
+
+@dataclass(slots=True)
+class _Release:
+    """The patterns of one release's rows and its per-term cache."""
+
+    others: list[int]
+    pattern_of: dict[Row, Pattern]
+    patterns: Counter[Pattern]
+    terms: dict[str, _Term] = field(default_factory=dict)
+    #: Bumped when the set of patterns changes; ``codes`` is its matrix (pattern x other).
+    version: int = 0
+    listed: list[Pattern] = field(default_factory=list)
+    codes: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    #: ``totals()`` of a release that does not change (every release but the newest).
+    totals: Counter[str] | None = None
+
+    def matrix(self) -> tuple[list[Pattern], np.ndarray]:
+        if len(self.listed) != len(self.patterns) or any(
+            p not in self.patterns for p in self.listed
+        ):
+            self.listed = list(self.patterns)
+            self.codes = np.array(self.listed, dtype=np.int64).reshape(
+                len(self.listed), len(self.others)
+            )
+            self.version += 1
+        return self.listed, self.codes
+
+
+class GlobalComposition:
+    """β_global of the rows of every release of ``state``, kept up to date while release
+    ``j`` (the newest) changes; rows are judged against ``limit`` (``r_th`` with its
+    tolerance)."""
+
+    def __init__(self, state: SeriesState, j: int, limit: float) -> None:
+        self.state = state
+        self.j = j
+        self.limit = limit
+        self._releases: dict[int, _Release] = {}
+        self._log_read = len(state.row_log)
+        self._new_totals: Counter[str] = Counter()
+
+    def refresh(self) -> None:
+        """Take in what changed in release ``j`` since the last call."""
+        self._replay()
+        self._new_totals = self.state.releases[self.j].totals()
+
+    def pattern_of(self, k: int) -> dict[Row, Pattern]:
+        """Each distinct row of release ``k`` and its pattern."""
+        return self._release(k).pattern_of
+
+    def over(self, k: int) -> dict[Pattern, list[tuple[str, float]]]:
+        """Per pattern of release ``k``, the terms whose serial risk (formula 15, β_global over
+        the release's published rate) exceeds the limit, with that risk, in the order of the
+        release's ``totals()``. Call :meth:`refresh` first after ``j`` changed."""
+        release = self.state.releases[k]
+        cache = self._release(k)
+        listed, codes = cache.matrix()
+        sides = [
+            (self._totals(other), self.state.releases[other].n, self.state.overlap_size(k, other))
+            for other in cache.others
+        ]
+        totals = self._totals(k)
+        stale: list[tuple[str, _Inputs, float]] = []
+        for s, n_s in totals.items():
+            rate = release.rates.get(s, 0.0)
+            inputs = _inputs(s, n_s, release.n, sides)
+            term = cache.terms.get(s)
+            if (
+                term is None
+                or term.inputs != inputs
+                or term.rate != rate
+                or term.patterns != cache.version
+            ):
+                stale.append((s, inputs, rate))
+        # The likelihood ratios of every stale term at once (formulas 13, 14).
+        log_likelihood_ratios([key for _, inputs, _ in stale for key in _ratio_keys(inputs)])
+        for s, inputs, rate in stale:
+            over_limit = self._over(inputs, rate, listed, codes)
+            cache.terms[s] = _Term(inputs, rate, cache.version, over_limit)
+        over: dict[Pattern, list[tuple[str, float]]] = {}
+        for s in totals:
+            for pattern, risk in cache.terms[s].over:
+                over.setdefault(pattern, []).append((s, risk))
+        return over
+
+    # -- patterns ------------------------------------------------------------------------
+
+    def _release(self, k: int) -> _Release:
+        found = self._releases.get(k)
+        if found is None:
+            others = [other for other in range(len(self.state.releases)) if other != k]
+            theirs = [self.state.releases[other].row_counts for other in others]
+            pattern_of = {
+                row: _pattern(mult, row, theirs)
+                for row, mult in self.state.releases[k].row_counts.items()
+            }
+            found = _Release(others, pattern_of, Counter(pattern_of.values()))
+            self._releases[k] = found
+        return found
+
+    def _replay(self) -> None:
+        """Redo the patterns of the rows whose multiplicity in release ``j`` moved."""
+        log = self.state.row_log
+        if self._log_read == len(log):
+            return
+        rows = {row for k, row in log[self._log_read :] if k == self.j}
+        self._log_read = len(log)
+        for k, cache in self._releases.items():
+            counts = self.state.releases[k].row_counts
+            for row in rows:
+                old = cache.pattern_of.pop(row, None)
+                if old is not None:
+                    cache.patterns[old] -= 1
+                    if not cache.patterns[old]:
+                        del cache.patterns[old]
+                if row in counts:
+                    theirs = [self.state.releases[other].row_counts for other in cache.others]
+                    new = _pattern(counts[row], row, theirs)
+                    cache.pattern_of[row] = new
+                    cache.patterns[new] += 1
+
+    def _totals(self, k: int) -> Counter[str]:
+        if k == self.j:
+            return self._new_totals
+        cache = self._release(k)
+        if cache.totals is None:
+            cache.totals = self.state.releases[k].totals()
+        return cache.totals
+
+    # -- formula 12 per term -------------------------------------------------------------
+
+    def _over(
+        self, inputs: _Inputs, rate: float, listed: list[Pattern], codes: np.ndarray
+    ) -> list[tuple[Pattern, float]]:
+        """The patterns whose serial risk for the term exceeds the limit, with that risk."""
+        n_s, n, ranges = inputs
+        alpha = min(n_s / n, 1.0)
+        if alpha <= 0.0 or not listed:
+            return []
+        evidence = _evidence(n_s, n, ranges, codes)
+        over: list[tuple[Pattern, float]] = []
+        for p in _candidates(evidence, alpha, self.limit * rate):
+            risk = serial_risk(evidence.at(p).posterior(alpha), rate)
+            if risk > self.limit:
+                over.append((listed[p], risk))
+        return over
+
+
+@dataclass(slots=True)
+class _Evidences:
+    """The evidence of every pattern of one term: counts of certain evidence and the summed
+    finite log ratios, as :class:`Evidence` holds them for one pattern."""
+
+    certain_for: np.ndarray
+    certain_against: np.ndarray
+    total: np.ndarray
+
+    def at(self, p: int) -> Evidence:
+        return Evidence(
+            int(self.certain_for[p]), int(self.certain_against[p]), float(self.total[p])
+        )
+
+
+def _inputs(s: str, n_s: int, n: int, sides: list[tuple[Counter[str], int, int]]) -> _Inputs:
+    ranges: list[tuple[int, int, int] | None] = []
+    for other_totals, other_n, o in sides:
+        found = overlap_range(n_s, n, other_totals.get(s, 0), other_n, o) if o else None
+        ranges.append(None if found is None else (o, found[0], found[1]))
+    return n_s, n, tuple(ranges)
+
+
+def _ratio_keys(inputs: _Inputs) -> list[RatioKey]:
+    n_s, n, ranges = inputs
+    return [(n_s, n, *side, z) for side in ranges if side is not None for z in (0, 1)]
+
+
+def _evidence(
+    n_s: int, n: int, ranges: tuple[tuple[int, int, int] | None, ...], codes: np.ndarray
+) -> _Evidences:
+    """Formula 12's evidence of every pattern: per other release, the log ratio of the
+    pattern's z code (the larger of both where either is possible), added in release order."""
+    rows = codes.shape[0]
+    certain_for = np.zeros(rows, dtype=np.int64)
+    certain_against = np.zeros(rows, dtype=np.int64)
+    total = np.zeros(rows, dtype=np.float64)
+    for i, side in enumerate(ranges):
+        if side is None:
+            continue
+        o, r1, r2 = side
+        lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
+        lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
+        chosen = np.array([lr0, lr1, best_ratio((lr0, lr1))])[codes[:, i]]
+        certain_for += chosen == math.inf
+        certain_against += chosen == -math.inf
+        # Adding 0.0 leaves a sum as it is: the same additions as skipping the value.
+        total = total + np.where(np.isfinite(chosen), chosen, 0.0)
+    return _Evidences(certain_for, certain_against, total)
+
+
+def _candidates(evidence: _Evidences, alpha: float, bound: float) -> list[int]:
+    """Patterns whose posterior may exceed ``bound`` (``limit × rate``), with a margin.
+
+    Certain evidence against s gives 0 and certain evidence for s gives 1 (SPEC 4 decisions);
+    otherwise β = expit(logit(α) + total) (formula 12), which is above ``bound`` only when
+    its log-odds are above ``logit(bound)``.
+    """
+    possible = evidence.certain_against == 0
+    if alpha >= 1.0 or bound <= 0.0:
+        return np.flatnonzero(possible).tolist() if alpha < 1.0 else list(range(len(possible)))
+    certain = possible & (evidence.certain_for > 0)
+    # β > b  <=>  logit(β) > logit(b), with b a little below the bound (and below 1, which
+    # only β rounded to 1 can reach).
+    b = min(bound * (1 - _MARGIN), 1 - _MARGIN)
+    line = math.log(b) - math.log1p(-b)
+    logit = math.log(alpha) - math.log1p(-alpha) + evidence.total
+    chosen = certain | (possible & (logit > line))
+    return np.flatnonzero(chosen).tolist()
