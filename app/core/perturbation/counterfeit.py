@@ -47,6 +47,8 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+import numpy as np
+
 from app.core.model import Row
 from app.core.risk.state import ClusterState, SeriesState
 
@@ -97,6 +99,9 @@ class CounterfeitFactory:
         self._n_rows = 0
         self._by_term: dict[str, list[int]] = {}
         self._neighbours: dict[str, Counter[str]] = {}
+        #: The co-occurrence rows as arrays (vocabulary, term ids per row, multiplicities):
+        #: a popular term meets thousands of rows, counted in numpy rather than in Python.
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def make(self, position: int, cluster: ClusterState) -> Row:
         """A counterfeit row for the cluster at ``position`` of the new release."""
@@ -179,11 +184,7 @@ class CounterfeitFactory:
                     for _ in range(_MUTATIONS + 1):
                         if row is None or len(row) < size:
                             break
-                        if (
-                            row not in taken
-                            and row not in found
-                            and not self._state.holders(row)
-                        ):
+                        if row not in taken and row not in found and not self._state.holders(row):
                             found.append(row)
                             break
                         row = self._mutate(row, pool, outside, smooth)
@@ -226,9 +227,7 @@ class CounterfeitFactory:
         first = self._rng.choices(terms, cum_weights=self._weights(pool, terms))[0]
         return self._grow((first,), pool, terms, size, outside, smooth)
 
-    def _mutate(
-        self, row: Row, pool: Counter[str], outside: float, smooth: bool
-    ) -> Row | None:
+    def _mutate(self, row: Row, pool: Counter[str], outside: float, smooth: bool) -> Row | None:
         """``row`` with one term (at random) swapped for one drawn as the walk draws, given
         the others (given the term itself for a row of one term: a term that meets it)."""
         drop = self._rng.randrange(len(row))
@@ -358,15 +357,47 @@ class CounterfeitFactory:
         """``co(t, term)`` for every ``t``: rows holding both (see :meth:`_cooccurrence_rows`)."""
         found = self._neighbours.get(term)
         if found is None:
-            rows = self._cooccurrence_rows()
-            found = Counter()
-            for i in self._by_term.get(term, ()):
-                row, mult = rows[i]
-                for t in row:
-                    if t != term:
-                        found[t] += mult
+            vocabulary, ids, starts, mults = self._cooccurrence_arrays()
+            holding = self._by_term.get(term, ())
+            if holding:
+                at = np.asarray(holding, dtype=np.int64)
+                lengths = starts[at + 1] - starts[at]
+                # Positions of every term of every row holding ``term``, then one weighted
+                # count per term (the row's multiplicity each time it appears).
+                offsets = np.repeat(starts[at] - np.cumsum(lengths) + lengths, lengths)
+                members = ids[offsets + np.arange(int(lengths.sum()))]
+                counts = np.bincount(
+                    members, weights=np.repeat(mults[at], lengths), minlength=len(vocabulary)
+                )
+                counts[np.searchsorted(vocabulary, term)] = 0
+                nonzero = np.flatnonzero(counts)
+                found = Counter(
+                    dict(
+                        zip(
+                            vocabulary[nonzero].tolist(),
+                            counts[nonzero].astype(np.int64).tolist(),
+                            strict=True,
+                        )
+                    )
+                )
+            else:
+                found = Counter()
             self._neighbours[term] = found
         return found
+
+    def _cooccurrence_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(sorted vocabulary, term ids of the rows laid end to end, each row's start, each
+        row's multiplicity) of :meth:`_cooccurrence_rows`."""
+        if self._arrays is None:
+            rows = self._cooccurrence_rows()
+            vocabulary = np.array(sorted(self._frequency), dtype=object)
+            index = {t: i for i, t in enumerate(vocabulary.tolist())}
+            ids = np.fromiter((index[t] for row, _ in rows for t in row), dtype=np.int64)
+            starts = np.zeros(len(rows) + 1, dtype=np.int64)
+            np.cumsum([len(row) for row, _ in rows], out=starts[1:])
+            mults = np.fromiter((m for _, m in rows), dtype=np.float64, count=len(rows))
+            self._arrays = (vocabulary, ids, starts, mults)
+        return self._arrays
 
     # -- Definition 14's minimal sample (the fallback) ---------------------------------------
 
