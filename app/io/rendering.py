@@ -23,8 +23,8 @@ import orjson
 from app.core.model import PublishedCluster
 from app.io.public import cluster_document
 
-__all__ = ["CHUNK_BYTES", "JSON", "NDJSON", "Rendered", "render_document", "render_release",
-           "gunzip"]
+__all__ = ["CHUNK_BYTES", "JSON", "NDJSON", "Rendered", "render_document", "render_layout",
+           "render_release", "gunzip"]
 
 CHUNK_BYTES = 1 << 20
 JSON = "application/json"
@@ -121,12 +121,23 @@ def render_release(header: Mapping[str, Any], clusters: Iterable[PublishedCluste
     :func:`app.io.public.cluster_document` the public cluster, so nothing private can be
     rendered here.
     """
+    return _render(header, map(_cluster_bytes, clusters), chunk_bytes)
+
+
+def render_layout(header: Mapping[str, Any], clusters: Iterable[Mapping[str, Any]],
+                  chunk_bytes: int = CHUNK_BYTES) -> tuple[Rendered, Rendered]:
+    """The JSON and the NDJSON of a release in a method's own layout
+    (:func:`app.io.public.layout_parts`): its clusters are plain JSON documents."""
+    return _render(header, map(orjson.dumps, clusters), chunk_bytes)
+
+
+def _render(header: Mapping[str, Any], bodies: Iterable[bytes],
+            chunk_bytes: int) -> tuple[Rendered, Rendered]:
     json_out, ndjson_out = _Writer(JSON, chunk_bytes), _Writer(NDJSON, chunk_bytes)
     head = _header_bytes(header)
     json_out.write(head[:-1] + b',"clusters":[')
     ndjson_out.write(head + b"\n")
-    for i, cluster in enumerate(clusters):
-        body = _cluster_bytes(cluster)
+    for i, body in enumerate(bodies):
         json_out.write(b"," + body if i else body)
         ndjson_out.write(body + b"\n")
     json_out.write(b"]}")

@@ -19,6 +19,7 @@ from app.api.deps import (
 from app.api.openapi import RELEASE_BODY
 from app.api.representation import DOCUMENT_RESPONSES, IMMUTABLE, document_response
 from app.errors import NotFound, PayloadTooLarge, Unprocessable
+from app.methods.registry import get_method
 from app.runtime import Runtime
 from app.schemas.errors import error_responses
 from app.schemas.jobs import JobOut
@@ -80,7 +81,7 @@ async def post_release(
         json_limit=settings.max_json_bytes, secret=runtime.secret, limits=upload_limits(settings),
         content_encoding=request.headers.get("content-encoding"), label=label,
         private_terms=private_terms, private_match=series.private_match,  # type: ignore[arg-type]
-        require_individual=series.method == "wong",
+        require_individual=get_method(series.method).individuals == "required",
     )
     if dry_run:
         async with runtime.db.session() as session:

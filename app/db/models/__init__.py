@@ -1,6 +1,7 @@
 """ORM models, all in one package so that Alembic sees every table (Polar's layout)."""
 
 from app.db.models.auth import ApiKey, AppSecret
+from app.db.models.disassociation import DisassociationPart
 from app.db.models.job import IdempotencyKey, Job, JobInput
 from app.db.models.release import (
     Cluster,
@@ -20,6 +21,7 @@ __all__ = [
     "AppSecret",
     "Cluster",
     "ClusterLedger",
+    "DisassociationPart",
     "IdempotencyKey",
     "InvSignature",
     "Job",
