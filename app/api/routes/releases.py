@@ -23,7 +23,12 @@ from app.methods.registry import get_method
 from app.runtime import Runtime
 from app.schemas.errors import error_responses
 from app.schemas.jobs import JobOut
-from app.schemas.releases import PublishResult, ReleaseListItem, ReleaseOut
+from app.schemas.releases import (
+    PublishResult,
+    ReleaseListItem,
+    release_examples,
+    release_out_model,
+)
 from app.schemas.terms import Term, Text
 from app.services import publishing, releases, renderings
 from app.services.auth import Principal
@@ -125,10 +130,12 @@ async def list_releases(name: str, principal: PrincipalDep,
 
 _FORMAT = Query(description="`ndjson`: a first line without `clusters`, then one cluster a line")
 _READ_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {"model": ReleaseOut, "content": {"application/x-ndjson": {"example": (
-        '{"series":"prison-health","release_no":2,"label":"2025","method":"sanony",'
-        '"n_rows":6}\n{"cluster_id":"c1","rows":[["arson","theft"]],'
-        '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n')}},
+    200: {"model": release_out_model(), "content": {
+        "application/json": {"examples": release_examples()},
+        "application/x-ndjson": {"example": (
+            '{"series":"prison-health","release_no":2,"label":"2025","method":"sanony",'
+            '"n_rows":6}\n{"cluster_id":"c1","rows":[["arson","theft"]],'
+            '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n')}},
           "description": "The release as stored bytes: `ETag`, `Cache-Control: immutable`, "
                          "gzip when `Accept-Encoding` allows it, `Range` supported"},
     **DOCUMENT_RESPONSES,
