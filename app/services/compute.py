@@ -62,7 +62,7 @@ def _context() -> multiprocessing.context.BaseContext:
     context = multiprocessing.get_context(START_METHOD)
     if START_METHOD == "forkserver":
         # Takes effect when the server starts (first job): it imports these once.
-        context.set_forkserver_preload(["app.core.pipeline", *_method_modules()])  # type: ignore[attr-defined]
+        context.set_forkserver_preload(["app.core.pipeline", *_method_modules()])
     return context
 
 

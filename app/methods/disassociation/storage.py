@@ -4,7 +4,7 @@ per cluster and joint cluster, streamed with ``COPY``."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -47,7 +47,8 @@ class DisassociationStorage(MethodStorage):
                 "WHERE release_id = ANY(%s::int8[]) ORDER BY release_id, kind, position",
                 (list(release_ids),),
             )
-            for release_id, kind, body in await cur.fetchall():
+            for row in await cur.fetchall():
+                release_id, kind, body = cast(tuple[int, str, dict[str, Any]], row)
                 document = documents.setdefault(release_id,
                                                 {"clusters": [], "joint_clusters": []})
                 if kind == "header":
