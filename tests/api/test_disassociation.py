@@ -100,6 +100,11 @@ async def test_disassociation_series_end_to_end(client: httpx.AsyncClient) -> No
         assert "clusters" not in lines[0]
         assert {**lines[0], "clusters": lines[1:]} == whole
 
+    dry = await client.post("/v1/series/clicks/releases?dry_run=true",
+                            content=text(snapshot(9)),
+                            headers={**publisher, "Content-Type": "text/plain"})
+    assert dry.status_code == 200, dry.text
+    assert dry.json()["release"]["release_no"] == 4 and dry.json()["risk"]["n_rows"] == 0
     listed = (await client.get("/v1/series/clicks/releases", headers=analyst)).json()
     assert [(r["release_no"], r["method"]) for r in listed] == [
         (1, "disassociation"), (2, "disassociation"), (3, "disassociation")]

@@ -31,6 +31,8 @@ EXAMPLE: dict[str, Any] = {
 class DisassociatedClusterOut(BaseModel):
     """A cluster ``P``: its size, its record chunks and its term chunk (Definition 2)."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [EXAMPLE["clusters"][0]]})
+
     id: str = Field(description="P1, P2, ... in publication order")
     size: int = Field(description="Records of the cluster")
     record_chunks: list[list[SubRecord]] = Field(
@@ -43,6 +45,10 @@ class DisassociatedClusterOut(BaseModel):
 
 class JointClusterOut(BaseModel):
     """Adjacent clusters joined by refining (thesis 3.2.3), with their shared chunks."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "clusters": ["P1", "P2"],
+        "shared_chunks": [[["blood", "treatment"], ["blood", "treatment"], ["blood"]]]}]})
 
     clusters: list[str] = Field(description="Ids of the clusters it joins")
     shared_chunks: list[list[SubRecord]] = Field(
