@@ -23,14 +23,14 @@ import typer
 
 from app.core.errors import CoreError
 from app.core.history import SeriesHistory
-from app.core.model import Transaction
-from app.core.params import parse_params
+from app.core.model import PublishedRelease, Transaction
 from app.core.pipeline import publish
 from app.core.risk.assess import assess_series
 from app.core.segen import choose_private_terms
 from app.io.corpus import read_corpus
 from app.io.ledger import ledger_document
 from app.io.public import release_document, risk_document
+from app.methods.registry import get_method, method_names
 
 __all__ = ["publish_local"]
 
@@ -51,12 +51,23 @@ def _private_terms(
     raise typer.BadParameter("give --private, --private-file or --private-fraction")
 
 
+def _size(release: PublishedRelease, report: dict[str, object]) -> str:
+    if release.layout is not None:  # chunks, not rows
+        return f"{report.get('records', 0)} records in chunks"
+    return f"{release.n_rows} rows"
+
+
+def _loss(report: dict[str, object]) -> str:
+    """The information loss of methods that report one (disassociation's ``tlost``)."""
+    return f", tlost {report['tlost']}" if "tlost" in report else ""
+
+
 def publish_local(
     corpora: Annotated[list[Path], typer.Argument(help="corpus files, oldest first", exists=True)],
     out: Annotated[Path, typer.Option(help="directory for the release JSON files")] = Path(
         "releases"
     ),
-    method: Annotated[str, typer.Option(help="sanony, anony, wong, kanony, scomp or inv")] = (
+    method: Annotated[str, typer.Option(help=f"one of {', '.join(method_names())}")] = (
         "sanony"
     ),
     private: Annotated[str | None, typer.Option(help="private terms, comma separated")] = None,
@@ -71,7 +82,11 @@ def publish_local(
 ) -> None:
     """Publish a series of corpora with a method and write each release as public JSON."""
     try:
-        effective = parse_params(method, json.loads(params))
+        declared = get_method(method)
+    except CoreError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--method") from exc
+    try:
+        effective = declared.parse(json.loads(params))
     except (json.JSONDecodeError, CoreError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--params") from exc
     loaded = [read_corpus(path) for path in corpora]
@@ -93,9 +108,8 @@ def publish_local(
         publication.release.label = path.stem
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
-        document = release_document(
-            publication.release, series, method, effective.for_method(method)
-        )
+        document = release_document(publication.release, series, method,
+                                    declared.echo(effective))
         target = out / f"release-{publication.release.release_no:03d}.json"
         target.write_text(json.dumps(document), encoding="utf-8")
         # The ledger (``serialpub attack`` scores against it) apart from the public files.
@@ -106,13 +120,17 @@ def publish_local(
         reports.append({"file": str(path), **publication.report})
         typer.echo(
             f"\r{path.name}: release {publication.release.release_no}, "
-            f"{publication.release.n_rows} rows, {publication.report.get('counterfeits', 0)} "
-            f"counterfeits, {time.perf_counter() - started:.2f} s -> {target}",
+            f"{_size(publication.release, publication.report)}, "
+            f"{publication.report.get('counterfeits', 0)} "
+            f"counterfeits{_loss(publication.report)}, {time.perf_counter() - started:.2f} s "
+            f"-> {target}",
             err=True,
         )
-    r_th = effective.r_th
+    (out / "report.json").write_text(json.dumps(reports, indent=2), encoding="utf-8")
+    r_th = declared.risk_threshold(effective)
+    if r_th is None:
+        return  # a single-release method (disassociation): no serial risk to assess
     risks = [risk_document(r) for r in assess_series(history.releases, r_th, with_rows=False)]
     (out / "risk.json").write_text(json.dumps(risks, indent=2), encoding="utf-8")
-    (out / "report.json").write_text(json.dumps(reports, indent=2), encoding="utf-8")
     worst = max((r["max_serial_risk"] for r in risks), default=0.0)
     typer.echo(f"max serial risk over the series: {worst:.4f} (r_th = {r_th})")

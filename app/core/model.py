@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 __all__ = [
     "Row",
@@ -23,6 +24,7 @@ __all__ = [
     "ClusterLedger",
     "ReleaseLedger",
     "Publication",
+    "PublicLayout",
 ]
 
 Row = tuple[str, ...]
@@ -90,6 +92,14 @@ class PublishedCluster:
         return {s for s in (*self.private_counts, *self.global_share) if self.n_s(s) > 0}
 
 
+class PublicLayout(Protocol):
+    """A method's own public release when it publishes no Anony-style rows (disassociation's
+    chunks). Its JSON has a ``clusters`` list, one NDJSON line each; the rest is the first
+    line."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
 @dataclass(slots=True)
 class PublishedRelease:
     """The public view of one release (SPEC section 3).
@@ -105,6 +115,8 @@ class PublishedRelease:
     private_terms: frozenset[str] = frozenset()
     global_counterfeits: int = 0
     label: str | None = None
+    #: Published in place of ``clusters`` (then empty) by a method with its own layout.
+    layout: PublicLayout | None = None
 
     @property
     def n_rows(self) -> int:

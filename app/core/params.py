@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from app.core.errors import InvalidParameter
 
-__all__ = ["ANONY_HEADROOM", "METHODS", "PublishParams", "parse_params"]
+_P = TypeVar("_P")
 
-METHODS: tuple[str, ...] = ("sanony", "anony", "wong", "kanony", "scomp", "inv")
+__all__ = [
+    "ANONY_HEADROOM", "COMMON", "SERIAL", "PublishParams", "parse_fields", "parse_params",
+]
 
-# Which parameters each method reads; the others are rejected so that a typo is not ignored.
-_COMMON = ("r_th", "cluster_size", "seed")
-_SERIAL = (
+#: Parameters shared by the Anony family; each method declares which it reads
+#: (:mod:`app.methods`), and the others are rejected so that a typo is not ignored.
+COMMON = ("r_th", "cluster_size", "seed")
+SERIAL = (
     "anony_r_th", "max_repair_rounds", "backward", "forward_perturbation", "align",
     "max_suppression", "suppression_floor",
 )
@@ -23,14 +26,6 @@ _SERIAL = (
 #: Default Anony threshold of Sanony/Kanony as a share of ``r_th``: the headroom lets a
 #: published cluster absorb the lift of a later overlap without counterfeits (docs/methods.md).
 ANONY_HEADROOM = 0.375
-_METHOD_PARAMS: dict[str, tuple[str, ...]] = {
-    "anony": _COMMON,
-    "sanony": (*_COMMON, *_SERIAL),
-    "kanony": (*_COMMON, *_SERIAL, "taxonomy", "gb_min_terms", "gb_retention"),
-    "scomp": (*_COMMON, "d", "confidence", "other_releases"),
-    "wong": ("cluster_size", "seed", "l", "strategy", "k_prime", "alpha"),
-    "inv": ("cluster_size", "seed", "m"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +81,12 @@ class PublishParams:
 
     def for_method(self, method: str) -> dict[str, Any]:
         """The effective values of the parameters ``method`` reads (echoed by the API)."""
+        return self.select(_declared(method))
+
+    def select(self, names: Sequence[str]) -> dict[str, Any]:
+        """The effective values of ``names``."""
         values = asdict(self)
-        return {name: values[name] for name in _METHOD_PARAMS[method]}
+        return {name: values[name] for name in names}
 
 
 def _check(name: str, ok: bool, why: str) -> None:
@@ -95,32 +94,42 @@ def _check(name: str, ok: bool, why: str) -> None:
         raise InvalidParameter(f"params.{name}: {why}", {"param": name})
 
 
+def _declared(method: str) -> tuple[str, ...]:
+    # The registry's declarations import only the core: resolving a name here keeps the
+    # core free of I/O (imported lazily, the registry imports this module).
+    from app.methods.registry import get_method
+
+    return get_method(method).parameters
+
+
 def parse_params(method: str, raw: Mapping[str, Any] | None) -> PublishParams:
-    """Validate ``raw`` for ``method`` and return the effective parameters.
+    """Validate ``raw`` for the Anony-family ``method`` and return the effective parameters.
 
     >>> parse_params("sanony", {"r_th": 2}).r_th
     2.0
     """
-    if method not in METHODS:
-        raise InvalidParameter(
-            f"method: unknown method {method!r}; choose one of {', '.join(METHODS)}",
-            {"param": "method"},
-        )
+    params: PublishParams = parse_fields(PublishParams, method, _declared(method), raw)
+    _validate(params)
+    return params
+
+
+def parse_fields(cls: type[_P], method: str, allowed: Sequence[str],
+                 raw: Mapping[str, Any] | None) -> _P:
+    """``cls`` (a dataclass of defaults) with the values of ``raw``, type-checked by field.
+
+    Names outside ``allowed`` are rejected; range checks are the caller's (or ``cls``'s own
+    ``__post_init__``).
+    """
     raw = dict(raw or {})
-    allowed = _METHOD_PARAMS[method]
     unknown = sorted(set(raw) - set(allowed))
     _check(
         unknown[0] if unknown else "",
         not unknown,
         f"not a parameter of {method}; it takes {', '.join(allowed)}",
     )
-    types = {f.name: f.type for f in fields(PublishParams)}
-    values: dict[str, Any] = {}
-    for name, value in raw.items():
-        values[name] = _coerce(name, str(types[name]), value)
-    params = replace(PublishParams(), **values)
-    _validate(params)
-    return params
+    types = {f.name: str(f.type) for f in fields(cls)}  # type: ignore[arg-type]
+    values = {name: _coerce(name, types[name], value) for name, value in raw.items()}
+    return replace(cls(), **values)  # type: ignore[type-var]
 
 
 def _coerce(name: str, type_name: str, value: Any) -> Any:
@@ -139,7 +148,7 @@ def _coerce(name: str, type_name: str, value: Any) -> Any:
             "must be a finite number",
         )
         return float(value)
-    if type_name == "str":
+    if "Mapping" not in type_name:  # str, or a Literal alias checked by the dataclass
         _check(name, isinstance(value, str), "must be a string")
         return value
     _check(

@@ -8,7 +8,8 @@ from typing import Any
 from app.core.model import PublishedCluster, PublishedRelease
 from app.core.risk.assess import ReleaseRisk
 
-__all__ = ["cluster_document", "release_document", "release_header", "risk_document"]
+__all__ = ["cluster_document", "layout_parts", "release_document", "release_header",
+           "risk_document"]
 
 
 def cluster_document(cluster: PublishedCluster) -> dict[str, Any]:
@@ -48,10 +49,44 @@ def release_header(
     }
 
 
+def layout_parts(
+    release: PublishedRelease,
+    series: str,
+    method: str,
+    params: Mapping[str, Any],
+    *,
+    release_no: int | None = None,
+    label: str | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A release in its method's own layout (``release.layout``): the header (the first
+    NDJSON line) and the clusters (one line each).
+
+    The header replaces the Anony fields (rows, bag, rates) by the layout's own, and counts
+    the records its clusters publish (``n_records``).
+    """
+    assert release.layout is not None, "only for a method with its own layout"
+    layout = release.layout.to_json()
+    clusters: list[dict[str, Any]] = layout.pop("clusters")
+    layout.pop("method", None)
+    header = {
+        "series": series,
+        "release_no": release.release_no if release_no is None else release_no,
+        "label": release.label if label is None else label,
+        "method": method,
+        "params": dict(params),
+        "n_records": sum(int(c.get("size", 0)) for c in clusters),
+        **layout,
+    }
+    return header, clusters
+
+
 def release_document(
     release: PublishedRelease, series: str, method: str, params: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The analyst's view of a release; nothing private (SPEC 3)."""
+    if release.layout is not None:
+        header, clusters = layout_parts(release, series, method, params)
+        return {**header, "clusters": clusters}
     document = release_header(release, series, method, params)
     document["clusters"] = [cluster_document(c) for c in release.clusters]
     return document

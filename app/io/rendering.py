@@ -24,8 +24,8 @@ import orjson
 from app.core.model import PublishedCluster
 from app.io.public import cluster_document
 
-__all__ = ["CHUNK_BYTES", "JSON", "NDJSON", "Rendered", "render_document", "render_release",
-           "gunzip"]
+__all__ = ["CHUNK_BYTES", "JSON", "NDJSON", "Rendered", "render_document", "render_layout",
+           "render_release", "gunzip"]
 
 CHUNK_BYTES = 1 << 20
 JSON = "application/json"
@@ -124,13 +124,24 @@ def render_release(header: Mapping[str, Any], clusters: Iterable[PublishedCluste
     :func:`app.io.public.cluster_document` the public cluster, so nothing private can be
     rendered here.
     """
+    return _render_both(header, [_cluster_bytes(cluster) for cluster in clusters], chunk_bytes)
+
+
+def render_layout(header: Mapping[str, Any], clusters: Iterable[Mapping[str, Any]],
+                  chunk_bytes: int = CHUNK_BYTES) -> tuple[Rendered, Rendered]:
+    """The JSON and the NDJSON of a release in a method's own layout
+    (:func:`app.io.public.layout_parts`): its clusters are plain JSON documents."""
+    return _render_both(header, [orjson.dumps(cluster) for cluster in clusters], chunk_bytes)
+
+
+def _render_both(header: Mapping[str, Any], bodies: list[bytes],
+                 chunk_bytes: int) -> tuple[Rendered, Rendered]:
     head = _header_bytes(header)
-    bodies = [_cluster_bytes(cluster) for cluster in clusters]
     documents = (
         (JSON, b"".join([head[:-1], b',"clusters":[', b",".join(bodies), b"]}"])),
         (NDJSON, b"\n".join([head, *bodies]) + b"\n"),
     )
-    del bodies
+    bodies.clear()
     # Hashing and gzip dominate at a million rows (zlib and hashlib release the interpreter
     # lock on large buffers): the two documents are compressed at once, one thread each.
     with ThreadPoolExecutor(2, thread_name_prefix="render") as pool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -128,3 +128,29 @@ class PublishResult(BaseModel):
         examples=[[{"code": "term_folds_onto_private_term", "term": "hiv",
                     "private_term": "HIV", "treated_as": "private"}]],
     )
+
+
+def _method_release_models() -> dict[str, type[BaseModel]]:
+    """Public release models of methods with their own layout (:mod:`app.methods`)."""
+    from app.methods.base import resolve
+    from app.methods.registry import all_methods
+
+    return {m.name: resolve(m.release_schema) for m in all_methods() if m.release_schema}
+
+
+def release_out_model() -> Any:
+    """The public release's OpenAPI model: Anony-style rows, or a method's own layout."""
+    models = (ReleaseOut, *_method_release_models().values())
+    return models[0] if len(models) == 1 else Union[models]  # noqa: UP007 - built at run time
+
+
+def release_examples() -> dict[str, dict[str, Any]]:
+    """One example per layout, named by the method it shows."""
+    examples: dict[str, dict[str, Any]] = {"sanony": {
+        "summary": "Anony-style rows (sanony, anony, wong, kanony, scomp, inv)",
+        "value": ReleaseOut.model_config["json_schema_extra"]["examples"][0]}}  # type: ignore[index]
+    for name, model in _method_release_models().items():
+        extra: Any = model.model_config.get("json_schema_extra") or {}
+        examples[name] = {"summary": model.__doc__.splitlines()[0] if model.__doc__ else name,
+                          "value": extra["examples"][0]}
+    return examples

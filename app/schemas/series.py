@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core.params import METHODS
 from app.io.terms import PrivateMatch
+from app.methods.registry import method_names
 from app.schemas.terms import Term
 
 _EXAMPLE: dict[str, Any] = {
@@ -23,8 +23,8 @@ class SeriesCreate(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [_EXAMPLE]})
 
     name: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    method: str = Field("sanony", description=f"One of {', '.join(METHODS)}",
-                        json_schema_extra={"enum": list(METHODS)})
+    method: str = Field("sanony", description=f"One of {', '.join(method_names())}",
+                        json_schema_extra={"enum": list(method_names())})
     private_terms: list[Term] = Field(
         min_length=1, max_length=10_000,
         description="At least one; each trimmed and NFC-normalised, 1-200 characters",

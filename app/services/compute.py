@@ -30,21 +30,22 @@ from app.core import errors as core_errors
 from app.core import pipeline
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
-from app.core.params import PublishParams
 from app.core.progress import ProgressCallback
+from app.methods.registry import all_methods
 
 __all__ = ["publish_isolated", "preload", "ComputeCrashed"]
 
-#: The methods' modules, which :mod:`app.core.pipeline` imports on first use: imported once by
-#: the fork server (or the worker, when it forks), each child starts with them (0.4 s saved
-#: per job for Sanony).
-_METHOD_MODULES = ("app.core.perturbation.sanony", "app.core.variants.wong",
-                   "app.core.variants.kanony", "app.core.variants.scomp", "app.core.variants.inv")
+def _method_modules() -> list[str]:
+    """The methods' modules, which their publishers import on first use: imported once by
+    the fork server (or the worker, when it forks), each child starts with them (0.4 s saved
+    per job for Sanony)."""
+    return ["app.methods.registry",
+            *dict.fromkeys(module for method in all_methods() for module in method.modules)]
 
 
 def preload() -> None:
     """Import every method's module now, so that forked children do not each import them."""
-    for module in _METHOD_MODULES:
+    for module in _method_modules():
         importlib.import_module(module)
 
 
@@ -61,13 +62,13 @@ def _context() -> multiprocessing.context.BaseContext:
     context = multiprocessing.get_context(START_METHOD)
     if START_METHOD == "forkserver":
         # Takes effect when the server starts (first job): it imports these once.
-        context.set_forkserver_preload(["app.core.pipeline", *_METHOD_MODULES])  # type: ignore[attr-defined]
+        context.set_forkserver_preload(["app.core.pipeline", *_method_modules()])
     return context
 
 
 def _child(conn: multiprocessing.connection.Connection, method: str, history: SeriesHistory,
            corpus: Sequence[Transaction], private_terms: frozenset[str],
-           params: PublishParams) -> None:
+           params: Any) -> None:
     def progress(phase: str, fraction: float) -> None:
         conn.send(("progress", phase, fraction))
 
@@ -105,7 +106,7 @@ def _receive(conn: multiprocessing.connection.Connection,
 
 async def publish_isolated(method: str, history: SeriesHistory,
                            corpus: Sequence[Transaction], private_terms: frozenset[str],
-                           params: PublishParams,
+                           params: Any,
                            progress: ProgressCallback | None = None) -> Publication:
     """:func:`app.core.pipeline.publish` in a child process; cancelling kills the child."""
     context = _context()

@@ -1,7 +1,9 @@
-"""Loading what the core needs of a series' past: releases, ledgers, statistics file,
-signatures."""
+"""Loading what the core needs of a series' past: releases, ledgers and the private state
+its method keeps (:mod:`app.methods`)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -10,10 +12,22 @@ from app.core.model import PublishedRelease
 from app.db.models import Release, Series
 from app.db.repositories.release_load import load_ledgers, load_releases
 from app.db.repositories.releases import ReleaseRepository
-from app.db.repositories.signatures import load_signatures
-from app.db.repositories.statistics import load_statistics
+from app.methods.registry import get_method
+from app.methods.storage import storage_of
 
-__all__ = ["load_history", "load_public_releases"]
+__all__ = ["attach_layouts", "load_history", "load_public_releases"]
+
+
+async def attach_layouts(session: AsyncSession, method: str, models: Sequence[Release],
+                         releases: Sequence[PublishedRelease]) -> None:
+    """Give the releases of a method with its own public layout that layout (loaded)."""
+    storage = storage_of(get_method(method))
+    missing = [(m, r) for m, r in zip(models, releases, strict=True) if r.layout is None]
+    if not missing:
+        return
+    layouts = await storage.load_layouts(session, [m.id for m, _ in missing])
+    for model, release in missing:
+        release.layout = layouts.get(model.id)
 
 
 async def load_public_releases(
@@ -21,14 +35,14 @@ async def load_public_releases(
 ) -> tuple[list[Release], list[PublishedRelease]]:
     """Release rows and their public content, oldest first."""
     models = list(await ReleaseRepository(session).list(series.id))
-    return models, await load_releases(session, models)
+    releases = await load_releases(session, models)
+    await attach_layouts(session, series.method, models, releases)
+    return models, releases
 
 
 async def load_history(session: AsyncSession, series: Series) -> SeriesHistory:
     """Everything the core reads of the series' past, oldest release first."""
     models, releases = await load_public_releases(session, series)
     ledgers = await load_ledgers(session, models)
-    statistics = await load_statistics(session, series.id) if series.method == "wong" else {}
-    signatures = await load_signatures(session, series.id) if series.method == "inv" else {}
-    return SeriesHistory(releases=list(releases), ledgers=ledgers, statistics=statistics,
-                         signatures=signatures)
+    state = await storage_of(get_method(series.method)).load_state(session, series.id)
+    return SeriesHistory(releases=list(releases), ledgers=ledgers, **state)

@@ -26,9 +26,9 @@ from app.db.models import Job, Series
 from app.db.repositories.jobs import JobRepository
 from app.db.repositories.release_load import RELEASE_CACHE
 from app.db.repositories.release_store import store_publication
-from app.db.repositories.signatures import store_signatures
-from app.db.repositories.statistics import append_statistics
 from app.errors import AppError, from_core
+from app.methods.registry import get_method
+from app.methods.storage import storage_of
 from app.observability import (
     COUNTERFEITS,
     JOBS,
@@ -45,7 +45,7 @@ from app.services.processes import current_process
 from app.services.progress import ProgressTracker, flush_progress, write_progress
 from app.services.renderings import store_release_documents
 from app.services.semantic_audit import audit_publication
-from app.services.series import effective_params
+from app.services.series import echoed_params, effective_params
 
 __all__ = ["run_job", "note_interruption", "CANCELLED"]
 
@@ -194,16 +194,15 @@ def _prepare(payload: bytes, series: Series, extra: list[str]
 async def _store(session: AsyncSession, series: Series, job: Job, publication: Publication,
                  private_terms: frozenset[str]) -> int:
     release = publication.release
+    storage = storage_of(get_method(series.method))
     model = await store_publication(session, series_id=series.id, method=series.method,
-                            params=effective_params(series).for_method(series.method),
-                            publication=publication, job_id=job.id)
+                                    params=echoed_params(series), publication=publication,
+                                    job_id=job.id)
+    if release.layout is not None:
+        await storage.store_layout(session, model.id, release.layout)
     # Rendered in the publication's transaction: no release is ever without its bytes.
     await store_release_documents(session, series.name, model, release)
-    if publication.statistics_update:
-        await append_statistics(session, series.id, release.release_no,
-                                publication.statistics_update)
-    if publication.signatures_update:
-        await store_signatures(session, series.id, publication.signatures_update)
+    await storage.store_state(session, series.id, publication)
     if not private_terms <= set(series.private_terms):
         series.private_terms = sorted(private_terms)
     await session.flush()

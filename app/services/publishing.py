@@ -32,7 +32,7 @@ from app.services.ingest import Corpus
 from app.services.jobs import CANCELLED
 from app.services.payload import encode_corpus, publication_input
 from app.services.releases import summary
-from app.services.risk import assess, public_counterfeits, risk_summary
+from app.services.risk import assess, default_r_th, public_counterfeits, risk_summary
 from app.services.series import effective_params
 from app.tasks import defer_publication
 
@@ -161,7 +161,7 @@ async def dry_run(
     history = await load_history(session, series)
     publication, warnings = await _compute(series, history, corpus)
     releases = [*history.releases, publication.release]
-    risk = await assess(series.id, releases, len(releases) - 1, effective_params(series).r_th)
+    risk = await assess(series.id, releases, len(releases) - 1, default_r_th(series))
     release = publication.release
     if principal.sees_private:
         cf, public = publication.ledger.counterfeit_rows + release.global_counterfeits, False

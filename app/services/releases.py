@@ -13,6 +13,7 @@ from app.db.repositories.release_load import load_releases
 from app.db.repositories.releases import ReleaseRepository
 from app.errors import NotFound
 from app.schemas.releases import ReleaseListItem, ReleaseSummary
+from app.services.history import attach_layouts
 
 __all__ = ["get_release", "get_release_model", "list_releases", "summary"]
 
@@ -39,6 +40,7 @@ async def get_release(
 ) -> tuple[Release, PublishedRelease]:
     model = await get_release_model(session, series, release_no)
     (release,) = await load_releases(session, [model])
+    await attach_layouts(session, series.method, [model], [release])
     return model, release
 
 

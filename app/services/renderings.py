@@ -33,8 +33,14 @@ from app.db.repositories.renderings import (
     releases_without,
 )
 from app.errors import NotFound
-from app.io.public import release_header
-from app.io.rendering import CHUNK_BYTES, gunzip, render_document, render_release
+from app.io.public import layout_parts, release_header
+from app.io.rendering import (
+    CHUNK_BYTES,
+    gunzip,
+    render_document,
+    render_layout,
+    render_release,
+)
 from app.services import releases, risk
 from app.services.series import get_series
 
@@ -122,8 +128,13 @@ def _header(series_name: str, model: Release, release: PublishedRelease) -> dict
 async def store_release_documents(session: AsyncSession, series_name: str, model: Release,
                                   release: PublishedRelease) -> list[DocumentMeta]:
     """Render the public release (JSON, NDJSON) and store it in the caller's transaction."""
-    rendered = await asyncio.to_thread(render_release, _header(series_name, model, release),
-                                       release.clusters)
+    if release.layout is not None:
+        header, clusters = layout_parts(release, series_name, model.method, model.params,
+                                        release_no=model.release_no, label=model.label)
+        rendered = await asyncio.to_thread(render_layout, header, clusters)
+    else:
+        rendered = await asyncio.to_thread(render_release, _header(series_name, model, release),
+                                           release.clusters)
     stored = []
     for key, document in zip(RELEASE_KEYS.values(), rendered, strict=True):
         meta = await insert_document(session, model.id, key, document, CHUNK_BYTES)

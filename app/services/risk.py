@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.model import PublishedRelease
+from app.core.params import PublishParams
 from app.core.risk.assess import ReleaseRisk, assess_release
 from app.core.risk.overlap import release_cover
 from app.db.models import Release, Series
@@ -32,7 +33,7 @@ from app.schemas.risk import (
 )
 from app.services.history import load_public_releases
 from app.services.identity import individual_key
-from app.services.series import effective_params
+from app.services.series import effective_params, risk_threshold
 
 __all__ = ["assess", "risk_summary", "release_risk", "release_risk_as_of", "series_risk",
            "risk_rows", "cover", "statistics", "clear_risk_cache"]
@@ -46,7 +47,10 @@ def clear_risk_cache() -> None:
 
 
 def default_r_th(series: Series) -> float:
-    return effective_params(series).r_th
+    """The method's ``r_th``; for a method without a serial claim (disassociation, whose
+    releases publish no Anony rows), the Anony family's default."""
+    found = risk_threshold(series)
+    return PublishParams().r_th if found is None else found
 
 
 async def assess(series_id: int, releases: Sequence[PublishedRelease], index: int,

@@ -10,15 +10,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.attacks.settings import parse_audit_settings
 from app.core.errors import InvalidCorpus, InvalidParameter
-from app.core.params import PublishParams, parse_params
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Series
 from app.db.repositories.series import SeriesRepository
 from app.errors import Conflict, NotFound, from_core
 from app.io.terms import normalize_private_terms
+from app.methods.registry import get_method
 from app.schemas.series import SeriesCreate, SeriesOut
 
-__all__ = ["create_series", "get_series", "list_series", "series_out", "effective_params"]
+__all__ = ["create_series", "get_series", "list_series", "series_out", "effective_params",
+           "echoed_params", "risk_threshold"]
 
 
 #: The series parameter that is not a method's (SPEC 11): validated and echoed on its own.
@@ -29,8 +30,21 @@ def _method_params(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if k != AUDIT_PARAM}
 
 
-def effective_params(series: Series) -> PublishParams:
-    return parse_params(series.method, _method_params(series.params))
+def effective_params(series: Series) -> Any:
+    """The series' effective parameters, as its method parses them."""
+    return get_method(series.method).parse(_method_params(series.params))
+
+
+def echoed_params(series: Series) -> dict[str, Any]:
+    """The effective method parameters the API echoes (series, releases)."""
+    method = get_method(series.method)
+    return method.echo(method.parse(_method_params(series.params)))
+
+
+def risk_threshold(series: Series) -> float | None:
+    """The series' method's ``r_th``; ``None`` when it makes no serial claim."""
+    method = get_method(series.method)
+    return method.risk_threshold(method.parse(_method_params(series.params)))
 
 
 def series_out(series: Series, n_releases: int) -> SeriesOut:
@@ -39,7 +53,7 @@ def series_out(series: Series, n_releases: int) -> SeriesOut:
         method=series.method,
         private_terms=list(series.private_terms),
         private_match=series.private_match,  # type: ignore[arg-type]
-        params={**effective_params(series).for_method(series.method),
+        params={**echoed_params(series),
                 AUDIT_PARAM: parse_audit_settings(series.params.get(AUDIT_PARAM)).as_dict()},
         n_releases=n_releases,
         created_at=series.created_at,
@@ -48,7 +62,7 @@ def series_out(series: Series, n_releases: int) -> SeriesOut:
 
 async def create_series(session: AsyncSession, body: SeriesCreate) -> Series:
     try:
-        parse_params(body.method, _method_params(body.params))
+        get_method(body.method).parse(_method_params(body.params))
         parse_audit_settings(body.params.get(AUDIT_PARAM))
     except InvalidParameter as exc:
         raise from_core(exc) from None

@@ -1,7 +1,7 @@
 """semantic audit (SPEC 11): background corpora, attack reports
 
 Revision ID: 0009_attacks
-Revises: 0007_ledger
+Revises: 0008_methods
 Create Date: 2026-11-23 09:00:00
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0009_attacks"
-down_revision: str | None = "0007_ledger"
+down_revision: str | None = "0008_methods"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

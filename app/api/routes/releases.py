@@ -20,10 +20,16 @@ from app.api.deps import (
 from app.api.openapi import RELEASE_BODY
 from app.api.representation import DOCUMENT_RESPONSES, IMMUTABLE, document_response
 from app.errors import NotFound, PayloadTooLarge, Unprocessable
+from app.methods.registry import get_method
 from app.runtime import Runtime
 from app.schemas.errors import error_responses
 from app.schemas.jobs import JobOut
-from app.schemas.releases import PublishResult, ReleaseListItem, ReleaseOut
+from app.schemas.releases import (
+    PublishResult,
+    ReleaseListItem,
+    release_examples,
+    release_out_model,
+)
 from app.schemas.terms import Term, Text
 from app.services import publishing, releases, renderings
 from app.services.auth import Principal
@@ -82,7 +88,7 @@ async def post_release(
         json_limit=settings.max_json_bytes, secret=runtime.secret, limits=upload_limits(settings),
         content_encoding=request.headers.get("content-encoding"), label=label,
         private_terms=private_terms, private_match=series.private_match,  # type: ignore[arg-type]
-        require_individual=series.method == "wong",
+        require_individual=get_method(series.method).individuals == "required",
     )
     if dry_run:
         async with runtime.db.session() as session:
@@ -127,10 +133,12 @@ async def list_releases(name: str, principal: PrincipalDep,
 
 _FORMAT = Query(description="`ndjson`: a first line without `clusters`, then one cluster a line")
 _READ_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {"model": ReleaseOut, "content": {"application/x-ndjson": {"example": (
-        '{"series":"prison-health","release_no":2,"label":"2025","method":"sanony",'
-        '"n_rows":6}\n{"cluster_id":"c1","rows":[["arson","theft"]],'
-        '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n')}},
+    200: {"model": release_out_model(), "content": {
+        "application/json": {"examples": release_examples()},
+        "application/x-ndjson": {"example": (
+            '{"series":"prison-health","release_no":2,"label":"2025","method":"sanony",'
+            '"n_rows":6}\n{"cluster_id":"c1","rows":[["arson","theft"]],'
+            '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n')}},
           "description": "The release as stored bytes: `ETag`, `Cache-Control: immutable`, "
                          "gzip when `Accept-Encoding` allows it, `Range` supported"},
     **DOCUMENT_RESPONSES,

@@ -9,8 +9,7 @@ Modules, one concept each:
 - :mod:`~app.core.disassociation.refining`: joint clusters and shared chunks.
 - :mod:`~app.core.disassociation.model`: the typed result and its public JSON layout.
 - :mod:`~app.core.disassociation.loss`: ``tlost``.
-
-Self-contained on purpose: not yet a method of :mod:`app.core.pipeline`.
+- :mod:`~app.core.disassociation.publish`: the method of a series (:mod:`app.methods`).
 """
 
 from app.core.disassociation.disassociate import disassociate

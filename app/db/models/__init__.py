@@ -2,6 +2,7 @@
 
 from app.db.models.attacks import AttackReport, AuditBackground
 from app.db.models.auth import ApiKey, AppSecret
+from app.db.models.disassociation import DisassociationPart
 from app.db.models.job import IdempotencyKey, Job, JobInput
 from app.db.models.release import (
     Cluster,
@@ -23,6 +24,7 @@ __all__ = [
     "AuditBackground",
     "Cluster",
     "ClusterLedger",
+    "DisassociationPart",
     "IdempotencyKey",
     "InvSignature",
     "Job",

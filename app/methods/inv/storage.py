@@ -1,0 +1,26 @@
+"""Inv's private state: each individual's signature (m-invariance), replaced as it grows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core.model import Publication
+from app.db.repositories.signatures import load_signatures, store_signatures
+from app.methods.storage import MethodStorage
+
+__all__ = ["STORAGE"]
+
+
+class InvStorage(MethodStorage):
+    async def load_state(self, session: AsyncSession, series_id: int) -> dict[str, Any]:
+        return {"signatures": await load_signatures(session, series_id)}
+
+    async def store_state(self, session: AsyncSession, series_id: int,
+                          publication: Publication) -> None:
+        if publication.signatures_update:
+            await store_signatures(session, series_id, publication.signatures_update)
+
+
+STORAGE = InvStorage()
