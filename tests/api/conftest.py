@@ -46,7 +46,10 @@ async def client(app_client: httpx.AsyncClient, settings: Settings,
     finally:
         app_client.app.dependency_overrides.clear()  # type: ignore[attr-defined]
         await _drain(app_client, database_url)
-        truncate_all(database_url)
+        # In a thread: the app's in-process worker runs on this event loop, and a worker
+        # transaction left open at this point (a job fetch) can only end if the loop goes on;
+        # a blocking TRUNCATE here waited for its lock forever (seen under load).
+        await asyncio.to_thread(truncate_all, database_url)
         RELEASE_CACHE.clear()
         clear_render_cache()
         clear_risk_cache()
