@@ -32,8 +32,16 @@ class MethodStorage:
 
     async def store_layout(self, session: AsyncSession, release_id: int,
                            layout: PublicLayout) -> None:
-        """Keep the public layout of release ``release_id``."""
-        raise NotImplementedError(f"{type(self).__name__} keeps no public layout")
+        """Keep the public layout of release ``release_id``.
+
+        Only a method whose releases carry a layout (disassociation) is given one to keep; a
+        method that publishes a layout without declaring a storage for it is misdeclared, and
+        its publication must fail (inside the release's transaction) rather than drop the
+        layout and serve a release without its content."""
+        raise TypeError(
+            f"{type(self).__name__} cannot keep a public layout: a method whose releases have "
+            "one declares a storage that overrides store_layout (app/methods/base.py)"
+        )
 
     async def load_layouts(self, session: AsyncSession,
                            release_ids: Sequence[int]) -> dict[int, PublicLayout]:

@@ -91,3 +91,13 @@ def test_a_new_method_is_one_package(toy_package: str) -> None:
     params = get_method(toy_package).parse({"cluster_size": 2})
     publication = publish(toy_package, SeriesHistory(), corpus, frozenset({"HIV"}), params)
     assert publication.release.n_rows == 2
+
+
+def test_a_layout_without_a_storage_for_it_fails_the_publication() -> None:
+    """The storage that keeps nothing refuses a layout instead of dropping it silently."""
+    import asyncio
+
+    from app.methods.storage import MethodStorage
+
+    with pytest.raises(TypeError, match="cannot keep a public layout"):
+        asyncio.run(MethodStorage().store_layout(None, 1, None))  # type: ignore[arg-type]
