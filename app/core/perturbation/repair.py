@@ -27,6 +27,10 @@ __all__ = ["Repairer"]
 #: copies of s in the overlap), and counterfeits would only pile up.
 _STALL_ROUNDS = 12
 
+#: Suppressions of a copy that a mend of a published cluster put back, after which the pair is
+#: left to counterfeits (see ``Repairer._mended_with_s``).
+_UNDONE = 2
+
 
 class Repairer:
     """Finds rows over ``r_th`` anywhere in the series and adds counterfeits to mend them."""
@@ -54,6 +58,13 @@ class Repairer:
             for s, copies in release.totals().items()
             if copies
         )
+        #: (new cluster, s) given s-counterfeits so that a published cluster's overlap with it
+        #: holds enough copies of s (f2, Lemma 4). Once suppression has taken s from such a
+        #: cluster ``_UNDONE`` times, it is undoing that mend and the two would alternate for
+        #: ever (seen at 1M rows: one copy added, one suppressed, every two rounds, until the
+        #: round limit refused the release with most of its budget left); from then on the
+        #: new cluster's own rows are diluted with s̄-counterfeits instead.
+        self._mended_with_s: set[tuple[int, str]] = set()
 
     def violations(self) -> list[Violation]:
         """Rows over ``r_th``: the new release in full; published releases where they changed.
@@ -98,12 +109,15 @@ class Repairer:
                 # Counterfeits no longer help the new release's rows: suppression, the last
                 # resort (SPEC 5). Published rows can only be mended by counterfeits.
                 published = [v for v in found if v[0][0] != self.j]
-                if self.suppressor.suppress([v for v in found if v[0][0] == self.j]):
+                pinned = [v for v in found if v[0][0] == self.j and self._is_pinned(v)]
+                if self.suppressor.suppress(
+                    [v for v in found if v[0][0] == self.j and not self._is_pinned(v)]
+                ):
                     stalled = 0
                     best = None
-                elif not published:
+                elif not published and not pinned:
                     break
-                added += self._mend(published)
+                added += self._mend(published + pinned)
                 continue
             added += self._mend(found)
         worst = sorted(found, key=lambda v: -v[3])[:10]
@@ -140,6 +154,13 @@ class Repairer:
             return False
         return s not in self._held_elsewhere
 
+    def _is_pinned(self, violation: Violation) -> bool:
+        ref, _row, s, _risk, kind = violation
+        if kind != "cluster" or (ref[1], s) not in self._mended_with_s:
+            return False
+        taken = self.suppressor.by_cluster.get(ref[1])
+        return taken is not None and taken[s] >= _UNDONE
+
     def _mend(self, found: list[Violation]) -> int:
         done: set[tuple[object, ...]] = set()
         added = 0
@@ -175,6 +196,8 @@ class Repairer:
         if best is None:
             return
         _, c, with_s = best
+        if with_s:
+            self._mended_with_s.add((c, s))
         self.perturber.add(c, 1, {s: 1} if with_s else {}, "fp2")
 
     def _mend_published_release(self, k: int, s: str) -> None:
