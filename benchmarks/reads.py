@@ -180,7 +180,9 @@ def report(r: dict[str, Any], args: argparse.Namespace) -> str:
     return "\n".join([
         f"`python -m benchmarks.reads --server-workers {args.server_workers} --duration "
         f"{args.duration} --big-rows {args.big_rows}` on {os.cpu_count()} cores, "
-        f"{args.server_workers} uvicorn process(es), embedded PostgreSQL on the same machine. "
+        f"{args.server_workers} uvicorn process(es), "
+        f"{'the PostgreSQL server given' if args.database_url else 'embedded PostgreSQL'} "
+        f"on the same machine; load average at start {r['load_start']:.2f}. "
         f"Storing (COPY) / rendering (JSON + NDJSON, gzip) seconds: 10k "
         f"{r['store_small_s'][0]:.2f} / {r['store_small_s'][1]:.2f}, {args.big_rows:,} rows "
         f"{r['store_big_s'][0]:.2f} / {r['store_big_s'][1]:.2f}.",
@@ -213,8 +215,17 @@ def report(r: dict[str, Any], args: argparse.Namespace) -> str:
 
 async def _run(args: argparse.Namespace, data_dir: str) -> tuple[dict[str, Any], str]:
     from app.db.embedded import start_embedded
+    from benchmarks.e2e_publish import database
 
-    url = args.database_url or start_embedded(Path(data_dir))
+    load_start = os.getloadavg()[0]
+    # A server given: a fresh database on it (dropped afterwards), so that runs repeat.
+    with database(args.database_url, f"bench_reads_{os.getpid()}") as fresh:
+        url = fresh or start_embedded(Path(data_dir))
+        return await _measure(args, data_dir, url, load_start)
+
+
+async def _measure(args: argparse.Namespace, data_dir: str, url: str,
+                   load_start: float) -> tuple[dict[str, Any], str]:
     with server(data_dir, url, args.server_log, args.server_workers) as base:
         setup = await _setup(base, url, args.big_rows)
         result = await asyncio.to_thread(measure, base, setup, args.duration)
@@ -222,7 +233,8 @@ async def _run(args: argparse.Namespace, data_dir: str) -> tuple[dict[str, Any],
         # renderings (as before they existed) is rendered by its first read.
         result["big_lazy"] = await asyncio.to_thread(
             curl, f"{base}/v1/series/reads-legacy/releases/1", setup["keys"]["analyst"])
-    result.update(store_small_s=setup["store_small_s"], store_big_s=setup["store_big_s"])
+    result.update(store_small_s=setup["store_small_s"], store_big_s=setup["store_big_s"],
+                  load_start=load_start)
     return result, report(result, args)
 
 
