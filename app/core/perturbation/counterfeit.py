@@ -93,6 +93,8 @@ class CounterfeitFactory:
         self._cluster_terms: dict[int, Counter[str]] = {}
         self._cumulative: dict[int, list[int]] = {}
         self._rows: list[Row] | None = None
+        self._nonempty_rows: list[Row] | None = None
+        self._rows_by_size: dict[int, list[Row]] | None = None
         self._cooc_rows: list[tuple[Row, int]] | None = None
         self._frequency: Counter[str] = Counter()
         self._single_weights: dict[int, list[tuple[str, float]]] = {}
@@ -108,7 +110,7 @@ class CounterfeitFactory:
         pool = self._terms_of(position, cluster)
         templates = [row for row in cluster.rows[: cluster.n_true] if row]
         if not templates:  # a cluster of private-only transactions: the corpus' sizes
-            templates = [row for row in self._corpus_rows() if row]
+            templates = self._nonempty_corpus_rows()
         walked = self._walks(templates, pool, cluster, position)
         if walked is not None:
             return walked
@@ -155,7 +157,10 @@ class CounterfeitFactory:
         # at each failed walk would favour the sizes where fresh rows are easy (the larger).
         target_row = self._rng.choice(templates)
         drawn = len(target_row)
-        same = [row for row in templates if len(row) == drawn]
+        if templates is self._nonempty_rows:  # the corpus' rows: grouped by size once
+            same = self._corpus_rows_by_size()[drawn]
+        else:
+            same = [row for row in templates if len(row) == drawn]
         for extra in range(_GROW + 1):
             size = drawn + extra
             if size == 1:
@@ -312,6 +317,21 @@ class CounterfeitFactory:
                 for row in cluster.rows[: cluster.n_true]
             ]
         return self._rows
+
+    def _nonempty_corpus_rows(self) -> list[Row]:
+        """:meth:`_corpus_rows` without the empty rows, built once: at 1M rows, filtering
+        them anew for every counterfeit of a private-only cluster took 29 of 136 s."""
+        if self._nonempty_rows is None:
+            self._nonempty_rows = [row for row in self._corpus_rows() if row]
+        return self._nonempty_rows
+
+    def _corpus_rows_by_size(self) -> dict[int, list[Row]]:
+        """:meth:`_nonempty_corpus_rows` by size, each in its order."""
+        if self._rows_by_size is None:
+            self._rows_by_size = {}
+            for row in self._nonempty_corpus_rows():
+                self._rows_by_size.setdefault(len(row), []).append(row)
+        return self._rows_by_size
 
     def _cooccurrence_rows(self) -> list[tuple[Row, int]]:
         """Rows the co-occurrence is counted on, with multiplicities: the new release's true
