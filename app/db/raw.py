@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 from sqlalchemy.ext.asyncio import AsyncSession
 
 __all__ = ["driver_connection"]
 
 
-async def driver_connection(session: AsyncSession) -> psycopg.AsyncConnection[object]:
+async def driver_connection(
+    session: AsyncSession,
+) -> psycopg.AsyncConnection[tuple[Any, ...]]:
     """The psycopg ``AsyncConnection`` of the session's current transaction."""
     connection = await session.connection()
     raw = await connection.get_raw_connection()

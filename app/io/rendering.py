@@ -145,7 +145,7 @@ def _render_both(header: Mapping[str, Any], bodies: list[bytes],
     # Hashing and gzip dominate at a million rows (zlib and hashlib release the interpreter
     # lock on large buffers): the two documents are compressed at once, one thread each.
     with ThreadPoolExecutor(2, thread_name_prefix="render") as pool:
-        json_doc, ndjson_doc = pool.map(lambda d: _render(*d, chunk_bytes), documents)
+        json_doc, ndjson_doc = pool.map(lambda d: _render(d[0], d[1], chunk_bytes), documents)
     return json_doc, ndjson_doc
 
 

@@ -47,7 +47,7 @@ def job_out(job: Job, series_name: str, principal: Principal | None) -> JobOut:
     poster = principal is not None and job.api_key_id == principal.key_id
     found = (job.report or {}).get("suppressed")
     return JobOut(
-        id=job.id, series=series_name, status=job.status,  # type: ignore[arg-type]
+        id=job.id, series=series_name, status=job.status,
         phase=job.phase, progress=job.progress, release_no=job.release_no, error=job.error,
         created_at=job.created_at, finished_at=job.finished_at,
         attempts=job.attempts,

@@ -52,7 +52,7 @@ def series_out(series: Series, n_releases: int) -> SeriesOut:
         name=series.name,
         method=series.method,
         private_terms=list(series.private_terms),
-        private_match=series.private_match,  # type: ignore[arg-type]
+        private_match=series.private_match,
         params={**echoed_params(series),
                 AUDIT_PARAM: parse_audit_settings(series.params.get(AUDIT_PARAM)).as_dict()},
         n_releases=n_releases,

@@ -28,7 +28,7 @@ async def create_key(request: Request, principal: PrincipalDep, session: Session
 @router.get("", response_model=list[KeyInfo], summary="Every key that is not revoked")
 async def list_keys(principal: PrincipalDep, session: SessionDep) -> list[KeyInfo]:
     principal.require("admin")
-    return [KeyInfo(id=k.id, role=k.role, series=k.series_name,  # type: ignore[arg-type]
+    return [KeyInfo(id=k.id, role=k.role, series=k.series_name,
                     created_at=k.created_at) for k in await auth.list_keys(session)]
 
 

@@ -22,7 +22,8 @@ class JobRepository:
         statement = select(Job).where(Job.id == job_id)
         if for_update:
             statement = statement.with_for_update()
-        return await self.session.scalar(statement)
+        found: Job | None = await self.session.scalar(statement)
+        return found
 
     async def add(self, job: Job, payload: bytes) -> Job:
         self.session.add(job)
@@ -32,7 +33,9 @@ class JobRepository:
         return job
 
     async def payload(self, job_id: uuid.UUID) -> bytes | None:
-        return await self.session.scalar(select(JobInput.payload).where(JobInput.job_id == job_id))
+        payload: bytes | None = await self.session.scalar(
+            select(JobInput.payload).where(JobInput.job_id == job_id))
+        return payload
 
     async def drop_payload(self, job_id: uuid.UUID) -> None:
         await self.session.execute(delete(JobInput).where(JobInput.job_id == job_id))

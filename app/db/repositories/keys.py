@@ -21,7 +21,8 @@ class KeyRepository:
         statement = select(ApiKey).where(ApiKey.key_hash == key_hash)
         if not include_revoked:
             statement = statement.where(ApiKey.revoked_at.is_(None))
-        return await self.session.scalar(statement)
+        found: ApiKey | None = await self.session.scalar(statement)
+        return found
 
     async def get(self, key_id: uuid.UUID) -> ApiKey | None:
         return await self.session.get(ApiKey, key_id)

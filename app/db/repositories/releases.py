@@ -23,11 +23,12 @@ class ReleaseRepository:
         return (await self.session.scalars(statement)).all()
 
     async def get(self, series_id: int, release_no: int) -> Release | None:
-        return await self.session.scalar(
+        found: Release | None = await self.session.scalar(
             select(Release).where(
                 Release.series_id == series_id, Release.release_no == release_no
             )
         )
+        return found
 
     async def count(self, series_id: int) -> int:
         """Releases of the series (numbered 1..n without gaps, so also the latest number)."""

@@ -17,7 +17,8 @@ class SeriesRepository:
         self.session = session
 
     async def get_by_name(self, name: str) -> Series | None:
-        return await self.session.scalar(select(Series).where(Series.name == name))
+        found: Series | None = await self.session.scalar(select(Series).where(Series.name == name))
+        return found
 
     async def list(self) -> Sequence[Series]:
         return (await self.session.scalars(select(Series).order_by(Series.name))).all()

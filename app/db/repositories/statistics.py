@@ -22,7 +22,7 @@ async def load_statistics(session: AsyncSession, series_id: int) -> Statistics:
         f"WHERE series_id = {int(series_id)} ORDER BY individual_key, term, release_no) "
         "TO STDOUT (FORMAT BINARY)"
     )
-    async with conn.cursor() as cur, cur.copy(statement) as copy:  # type: ignore[arg-type]
+    async with conn.cursor() as cur, cur.copy(statement) as copy:
         copy.set_types(["text", "text", "int4", "int4"])
         async for key, term, n_j, n_js in copy.rows():
             result.setdefault(key, {}).setdefault(term, []).append((n_j, n_js))
