@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from app.core.model import PublishedCluster, PublishedRelease
 from app.core.risk.assess import assess_series
-from app.core.risk.likelihood import log_likelihood_ratio
+from app.core.risk.likelihood import log_likelihood_ratio, log_likelihood_ratios
 from app.core.risk.overlap import release_cover
 from app.core.risk.posterior import posterior
 from tests.oracle.serial_risk import likelihoods, serial_risks
@@ -47,6 +47,28 @@ def test_large_ranges_use_the_vectorised_path() -> None:
     assert log_likelihood_ratio(400, 5000, 2000, 100, 400, 0) == pytest.approx(
         math.log(l1 / l0), abs=1e-9
     )
+
+
+@pytest.mark.parametrize("n", [2, 7, 12])
+def test_a_range_holding_the_whole_s_range_is_no_evidence(n: int) -> None:
+    # [r1, r2] = the cluster's own s-range (formula 5): the exact likelihoods are equal, and
+    # both paths give exactly 0 (not a rounding of it), also for ranges too long to sum
+    # term by term.
+    keys = []
+    for n_s in range(1, n):
+        for o in range(1, n + 1):
+            for z in (0, 1):
+                if o - z > n - 1:
+                    continue
+                f1, f2 = max(n_s - (n - o), 0), min(o, n_s)
+                l1, l0 = likelihoods(n_s, n, o, f1, f2, z)
+                assert l1 == l0 > 0
+                keys.append((n_s, n, o, f1, f2, z))
+    keys.append((900, 5000, 2000, 0, 900, 1))
+    # The batch first (values are cached on their key), then a key of its own one at a time.
+    assert log_likelihood_ratios(keys) == [0.0] * len(keys)
+    assert all(log_likelihood_ratio(*key) == 0.0 for key in keys)
+    assert log_likelihood_ratio(n * 97, 6000, 3000, 0, n * 97, 0) == 0.0
 
 
 def test_posterior_is_the_prior_without_evidence_and_never_divides_zero_by_zero() -> None:

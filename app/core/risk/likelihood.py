@@ -172,7 +172,31 @@ def log_likelihood_ratio(n_s: int, n: int, o: int, r1: int, r2: int, z: int) -> 
     found = _cache.get(key)
     if found is not None:
         return found
+    if _whole_range(key):
+        return _remember(key, 0.0)
     return _remember(key, _ratio(*_log_sums(n_s, n, o, r1, r2, z)))
+
+
+def _whole_range(key: RatioKey) -> bool:
+    """Whether ``[r1, r2]`` holds the cluster's whole s-range w.r.t. O (formula 5): then both
+    sums of formulas 13 and 14 run over every term that is not zero and are, by Vandermonde's
+    identity, the same ``C(N(C*)-1, N(O)-z)`` (when ``0 < N(s) < N`` and
+    ``0 <= N(O)-z <= N-1``), so the ratio is exactly 1 (log 0) and nothing is
+    summed. At a million rows the whole-release overlaps give ranges of thousands of terms,
+    half of them whole (the other release holds at least as many copies).
+
+    >>> _whole_range((3, 10, 4, 0, 3, 1)), _whole_range((3, 10, 4, 1, 3, 1))
+    (True, False)
+    """
+    n_s, n, o, r1, r2, z = key
+    # Vandermonde needs both kinds of rows (C(-1, k) is 0 here) and a denominator that is not
+    # 0; otherwise the sums are computed (certain evidence, or nan).
+    return (
+        0 < n_s < n
+        and 0 <= o - z <= n - 1
+        and r1 <= max(n_s - (n - o), 0)
+        and r2 >= min(o, n_s)
+    )
 
 
 def log_likelihood_ratios(keys: Sequence[RatioKey]) -> list[float]:
@@ -186,9 +210,12 @@ def log_likelihood_ratios(keys: Sequence[RatioKey]) -> list[float]:
     values: list[float | None] = [_cache.get(key) for key in keys]
     short: dict[RatioKey, None] = {}
     long: dict[RatioKey, None] = {}
-    for key, value in zip(keys, values, strict=True):
+    for i, (key, value) in enumerate(zip(keys, values, strict=True)):
         if value is None:
-            (short if key[4] - key[3] <= _SMALL_RANGE else long)[key] = None
+            if _whole_range(key):
+                values[i] = _remember(key, 0.0)
+            else:
+                (short if key[4] - key[3] <= _SMALL_RANGE else long)[key] = None
     if short:
         for key, sums in zip(short, _log_sums_short(list(short)), strict=True):
             _remember(key, _ratio(*sums))
