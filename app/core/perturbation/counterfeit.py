@@ -96,6 +96,7 @@ class CounterfeitFactory:
         self._cumulative: dict[int, list[int]] = {}
         self._rows: list[Row] | None = None
         self._nonempty_rows: list[Row] | None = None
+        self._true_sizes: list[int] | None = None
         #: Recent distributions of :meth:`_next_term`, least recently used first.
         self._distributions: OrderedDict[
             tuple[object, ...], tuple[list[str], list[float]]
@@ -129,7 +130,11 @@ class CounterfeitFactory:
         to its true rows (a template's cluster), which is then likely where it lands; else
         from the corpus' non-private terms."""
         clusters = self._state.releases[self._release].clusters
-        sizes = list(itertools.accumulate(c.n_true for c in clusters))
+        if self._true_sizes is None or len(self._true_sizes) != len(clusters):
+            # True rows never change while the release is built (counterfeits and
+            # suppression do not touch them): accumulated once, not per counterfeit.
+            self._true_sizes = list(itertools.accumulate(c.n_true for c in clusters))
+        sizes = self._true_sizes
         if sizes and sizes[-1]:
             position = self._rng.choices(range(len(clusters)), cum_weights=sizes)[0]
             cluster = clusters[position]

@@ -24,6 +24,7 @@ from app.core.model import (
     PublishedCluster,
     PublishedRelease,
     ReleaseLedger,
+    Row,
     Transaction,
     make_row,
 )
@@ -62,8 +63,7 @@ def anonymise_corpus(
     and continues the published lineages (:mod:`app.core.anonymisation.lineage`, SPEC 5);
     without it (the Anony baseline) it is SPEC 2.1's frequency-ordered runs.
     """
-    rows = [make_row(t.terms - private_terms) for t in corpus]
-    private_sets = [frozenset(t.terms & private_terms) for t in corpus]
+    rows, private_sets = _split_rows(corpus, private_terms)
     if published is None or (corpus and corpus[0].cluster is not None):
         partition = partition_corpus(corpus, rows, params.cluster_size)
     elif not published:
@@ -75,6 +75,27 @@ def anonymise_corpus(
     threshold = params.r_th if published is None else params.anony_threshold
     result = anonymise(rows, private_sets, partition, threshold, f"{params.seed}:{release_no}")
     return result, partition
+
+
+def _split_rows(
+    corpus: Sequence[Transaction], private_terms: frozenset[str]
+) -> tuple[list[Row], list[frozenset[str]]]:
+    """Each transaction's non-private row and private set, computed once per distinct
+    transaction (equal ones share the result): corpora repeat rows, and at a million rows
+    splitting each anew took 9 s."""
+    rows: list[Row] = []
+    private_sets: list[frozenset[str]] = []
+    split: dict[frozenset[str], tuple[Row, frozenset[str]]] = {}
+    for t in corpus:
+        found = split.get(t.terms)
+        if found is None:
+            found = split[t.terms] = (
+                make_row(t.terms - private_terms),
+                frozenset(t.terms & private_terms),
+            )
+        rows.append(found[0])
+        private_sets.append(found[1])
+    return rows, private_sets
 
 
 def release_state(result: AnonyResult, release_no: int) -> ReleaseState:
