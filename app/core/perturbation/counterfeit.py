@@ -299,23 +299,46 @@ class CounterfeitFactory:
         near = [self._neighbours_of(x) for x in basis]
         k = float(len(basis))
         left = [t for t in terms if t not in exclude]
+        # Σ_x co(t, x) and h(t) per candidate, exact integers however they are summed: looked
+        # up per candidate among the pool's few terms, accumulated over the neighbours when
+        # every term met is a candidate (then each neighbour entry is visited once).
+        sums: dict[str, int] = {}
+        hits: dict[str, int] = {}
         if outside:
-            met: set[str] = set()
             for nb in near:
-                met.update(nb)
-            left += sorted(t for t in met if t not in pool and t not in exclude)
+                for t, count in nb.items():
+                    if t in sums:
+                        sums[t] += count
+                        hits[t] += 1
+                    else:
+                        sums[t] = count
+                        hits[t] = 1
+            left += sorted(t for t in sums if t not in pool and t not in exclude)
+        else:
+            for t in left:
+                found = [nb[t] for nb in near if t in nb]
+                if found:
+                    sums[t] = sum(found)
+                    hits[t] = len(found)
         chosen: list[str] = []
         weights: list[float] = []
+        # The same float operations, in the same order, as the formula written per term;
+        # powers of equal integers are taken once.
+        powered: dict[int, float] = {}
+        shares: dict[int, float] = {}
         for t in left:
-            found = [nb[t] for nb in near if t in nb]
-            if not found and not smooth:
+            h = hits.get(t, 0)
+            if not h and not smooth:
                 continue
+            total = sums.get(t, 0)
+            power = powered.get(total)
+            if power is None:
+                power = powered[total] = (_EPSILON + total) ** _SHARP
+            share = shares.get(h)
+            if share is None:
+                share = shares[h] = ((_EPSILON + h) / k) ** 2
             chosen.append(t)
-            weights.append(
-                (1.0 if t in pool else outside)
-                * (_EPSILON + sum(found)) ** _SHARP
-                * ((_EPSILON + len(found)) / k) ** 2
-            )
+            weights.append((1.0 if t in pool else outside) * power * share)
         return chosen, list(itertools.accumulate(weights))
 
     def _single(self, pool: Counter[str], taken: Mapping[Row, int]) -> Row | None:
