@@ -320,25 +320,15 @@ class CounterfeitFactory:
                 if found:
                     sums[t] = sum(found)
                     hits[t] = len(found)
-        chosen: list[str] = []
-        weights: list[float] = []
-        # The same float operations, in the same order, as the formula written per term;
-        # powers of equal integers are taken once.
-        powered: dict[int, float] = {}
-        shares: dict[int, float] = {}
-        for t in left:
-            h = hits.get(t, 0)
-            if not h and not smooth:
-                continue
-            total = sums.get(t, 0)
-            power = powered.get(total)
-            if power is None:
-                power = powered[total] = (_EPSILON + total) ** _SHARP
-            share = shares.get(h)
-            if share is None:
-                share = shares[h] = ((_EPSILON + h) / k) ** 2
-            chosen.append(t)
-            weights.append((1.0 if t in pool else outside) * power * share)
+        chosen = left if smooth else [t for t in left if t in hits]
+        # The same float operations, in the same order, as the formula written per term
+        # (w · (ε + Σ)^3 · ((ε + h)/k)^2, left to right); powers of equal integers taken once.
+        powered = {total: (_EPSILON + total) ** _SHARP for total in {0, *sums.values()}}
+        shares = {h: ((_EPSILON + h) / k) ** 2 for h in {0, *hits.values()}}
+        weights = [
+            (1.0 if t in pool else outside) * powered[sums.get(t, 0)] * shares[hits.get(t, 0)]
+            for t in chosen
+        ]
         return chosen, list(itertools.accumulate(weights))
 
     def _single(self, pool: Counter[str], taken: Mapping[Row, int]) -> Row | None:
