@@ -178,11 +178,17 @@ def _body(lines: list[bytes]) -> Iterator[bytes]:
         yield b"\n".join(lines[i:i + step]) + b"\n"
 
 
+class Refused(Exception):
+    """The service refused a release (422 ``publication_failed``: nothing stored)."""
+
+
 def post(client: httpx.Client, name: str, lines: list[bytes]) -> dict[str, Any]:
     started = time.perf_counter()
     response = client.post(f"/v1/series/{name}/releases", params={"wait": "true"},
                            content=_body(lines), headers={**ADMIN, "Content-Type": "text/plain"})
     wall = time.perf_counter() - started
+    if response.status_code == 422:
+        raise Refused(f"refused after {wall:.1f} s: {response.text[:400]}")
     if response.status_code != 201:
         raise SystemExit(f"publication failed: {response.status_code} {response.text[:500]}")
     body = response.json()
@@ -206,7 +212,16 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
         for k, lines in enumerate(releases):
             rss.reset()
             load = os.getloadavg()[0]
-            result = post(client, "bms", lines)
+            try:
+                result = post(client, "bms", lines)
+            except Refused as refused:
+                # A refused release ends its series (the next would be published against a
+                # history without it); the other sizes still run.
+                print(f"| {size:,} | {k} | {refused} |", flush=True)
+                with RESULTS.open("a") as sink:
+                    sink.write(json.dumps({"size": size, "against": k, "refused": str(refused),
+                                           "commit": args.commit}) + "\n")
+                break
             time.sleep(0.3)  # a last sample of the processes
             result.update(size=size, lines=len(lines), against=k, load1=round(load, 2),
                           load1_after=round(os.getloadavg()[0], 2),
