@@ -32,15 +32,34 @@ Violation = tuple[ClusterRef, Row, str, float, str]
 class Suppressor:
     """Removes copies of private terms from release ``j`` within a budget."""
 
-    def __init__(self, state: SeriesState, j: int, max_share: float, floor: int = 0) -> None:
+    def __init__(
+        self,
+        state: SeriesState,
+        j: int,
+        max_share: float,
+        floor: int = 0,
+        earlier: tuple[int, int] = (0, 0),
+        copies: int | None = None,
+    ) -> None:
+        """``copies``: the release's true private copies (default: those it holds now, BP's
+        s-counterfeit copies included); ``earlier``: the private copies of the earlier
+        releases and the copies they suppressed, for a budget over the series
+        (``suppression_scope = "series"``); the default ``(0, 0)`` is the release's own
+        budget (SPEC 5)."""
         self.state = state
         self.j = j
         release = state.releases[j]
-        copies = sum(release.totals().values())
+        if copies is None:
+            copies = sum(release.totals().values())
+        before, used = earlier
+        # A share of the series so far, less what earlier releases took: the need is uneven
+        # (a release meeting many new and rising terms needs several times 1% of its own
+        # copies while others need none; docs/methods.md), the series' total stays bounded.
+        allowed = math.floor(max_share * (copies + before) + 1e-9) - used
         # The share alone gives a release of 90 private copies no budget at all at 1%, yet a
         # private term new to it (held by 1-3 rows) can only be protected by suppression: the
         # floor keeps such small releases publishable (docs/methods.md, "Suppression").
-        self.budget = min(copies, max(math.floor(max_share * copies + 1e-9), floor))
+        self.budget = min(copies, max(allowed, floor))
         self.suppressed: Counter[str] = Counter()
         #: Copies taken from each cluster's segment (position -> term -> copies).
         self.by_cluster: dict[int, Counter[str]] = {}
