@@ -69,7 +69,9 @@ def _publish_checked(method: str, series: SmallSeries, extra: dict[str, object])
 
     The suppressed copies are checked against the budget: a share of the release's copies, or
     with ``suppression_scope = "series"`` of the series' copies so far less what earlier
-    releases suppressed; a release's copies counted as published plus suppressed."""
+    releases suppressed. A release's copies are counted as published plus suppressed, an upper
+    bound of what the publisher counts (its copies before the repair, BP's s-counterfeit
+    copies included; the repair may add copies after)."""
     raw = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed % 7}
     params = parse_params(method, {**raw, **extra})
     history = SeriesHistory()
@@ -80,12 +82,11 @@ def _publish_checked(method: str, series: SmallSeries, extra: dict[str, object])
         history.ledgers.append(publication.ledger)
         assert violations(history.releases, series.r_th) == []
         suppressed = sum(publication.ledger.suppressed.values())
-        copies = sum(len(t.terms & series.private_terms) for t in corpus)
+        release = publication.release
+        copies = suppressed + sum(release.global_bag.values()) + sum(
+            sum(c.private_counts.values()) for c in release.clusters
+        )
         if params.suppression_scope == "series":
-            release = publication.release
-            copies = suppressed + sum(release.global_bag.values()) + sum(
-                sum(c.private_counts.values()) for c in release.clusters
-            )
             share = math.floor(params.max_suppression * (copies + before) + 1e-9) - used
             assert suppressed <= max(share, params.suppression_floor)
             before, used = before + copies, used + suppressed

@@ -40,15 +40,12 @@ class Repairer:
         max_suppression: float = 0.0,
         suppression_floor: int = 0,
         earlier: tuple[int, int] = (0, 0),
-        copies: int | None = None,
     ) -> None:
         self.state = state
         self.j = j
         self.perturber = perturber
         self.r_th = r_th
-        self.suppressor = Suppressor(
-            state, j, max_suppression, suppression_floor, earlier, copies
-        )
+        self.suppressor = Suppressor(state, j, max_suppression, suppression_floor, earlier)
         #: Terms whose copies the repair added to the new release for a published row (its
         #: overlap needs them): suppressing them again would only undo the mend.
         self._raised: set[str] = set()

@@ -268,9 +268,6 @@ def publish_sanony(
         params.max_suppression,
         params.suppression_floor,
         suppression_history(history) if params.suppression_scope == "series" else (0, 0),
-        # The share is of the release's own private copies (SPEC 5), not of BP's
-        # s-counterfeit copies, which suppression-first now reaches.
-        sum(len(t.terms & private_terms) for t in corpus),
     )
     rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
     lap("verify")

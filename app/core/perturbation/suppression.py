@@ -39,18 +39,17 @@ class Suppressor:
         max_share: float,
         floor: int = 0,
         earlier: tuple[int, int] = (0, 0),
-        copies: int | None = None,
     ) -> None:
-        """``copies``: the release's true private copies (default: those it holds now, BP's
-        s-counterfeit copies included); ``earlier``: the private copies of the earlier
-        releases and the copies they suppressed, for a budget over the series
-        (``suppression_scope = "series"``); the default ``(0, 0)`` is the release's own
-        budget (SPEC 5)."""
+        """``earlier``: the private copies of the earlier releases and the copies they
+        suppressed, for a budget over the series (``suppression_scope = "series"``); the
+        default ``(0, 0)`` is the release's own budget (SPEC 5). A release's copies are those
+        it holds before the repair, BP's s-counterfeit copies included (as before issue 8's
+        suppression-first rule; on the B1 grid they are the difference between a budget of 4
+        and 5 copies, and seed 2 at the defaults needs 5)."""
         self.state = state
         self.j = j
         release = state.releases[j]
-        if copies is None:
-            copies = sum(release.totals().values())
+        copies = sum(release.totals().values())
         before, used = earlier
         # A share of the series so far, less what earlier releases took: the need is uneven
         # (a release meeting many new and rising terms needs several times 1% of its own
