@@ -10,7 +10,7 @@ BP's rule (Lemma 4) applied to the pair at fault.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from app.core.errors import PublicationFailed
 from app.core.perturbation.perturber import Perturber
@@ -40,12 +40,15 @@ class Repairer:
         max_suppression: float = 0.0,
         suppression_floor: int = 0,
         earlier: tuple[int, int] = (0, 0),
+        keep_in_bag: Mapping[str, int] | None = None,
     ) -> None:
         self.state = state
         self.j = j
         self.perturber = perturber
         self.r_th = r_th
-        self.suppressor = Suppressor(state, j, max_suppression, suppression_floor, earlier)
+        self.suppressor = Suppressor(
+            state, j, max_suppression, suppression_floor, earlier, keep_in_bag
+        )
         #: Terms whose copies the repair added to the new release for a published row (its
         #: overlap needs them): suppressing them again would only undo the mend.
         self._raised: set[str] = set()

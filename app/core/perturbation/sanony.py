@@ -255,6 +255,13 @@ def publish_sanony(
     lap("fp1")
     release = state.releases[j]
     extra = dict(before_rates(release)) if before_rates is not None else {}
+    # The step's bag is a promise of the release (Kanony: every term of the earlier bags,
+    # at least gb_min_terms terms; SPEC 7): suppression, which now mends global-composition
+    # lifts first, may take a term's copies from clusters or above one in the bag, never
+    # the bag's last copy of it.
+    keep_in_bag = (
+        {s: 1 for s, k in release.global_bag.items() if k} if before_rates is not None else {}
+    )
     report("fp2")
     release.rates = population_rates(release)
     fp2 = perturber.fp2(params.r_th)
@@ -268,6 +275,7 @@ def publish_sanony(
         params.max_suppression,
         params.suppression_floor,
         suppression_history(history) if params.suppression_scope == "series" else (0, 0),
+        keep_in_bag,
     )
     rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
     lap("verify")
