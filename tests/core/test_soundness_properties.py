@@ -264,3 +264,19 @@ def test_the_series_budget_counts_published_and_suppressed_copies() -> None:
     assert suppression_history(history) == (copies + 2, 2)
     history.ledgers.clear()  # a history without ledgers counts what is published
     assert suppression_history(history) == (copies, 0)
+
+
+def test_kanony_still_suppresses_a_new_term_and_keeps_its_bag() -> None:
+    """Kanony's invariant bag binds suppression (the bag's last copy of a retained or padded
+    term stays), but a term new to the release is still suppressed at once."""
+    corpora, private = _new_term_series()
+    params = parse_params("kanony", {"r_th": 1.6, "cluster_size": 4, "seed": 1})
+    history = SeriesHistory()
+    for corpus in corpora:
+        publication = publish("kanony", history, corpus, private, params)
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+    assert violations(history.releases, 1.6) == []
+    assert set(publication.ledger.suppressed) == {"X"}
+    assert set(history.releases[0].global_bag) <= set(publication.release.global_bag)
+    assert publication.report["counterfeits_by_phase"]["repair"] == 0

@@ -202,11 +202,14 @@ def publish_sanony(
     progress: ProgressCallback | None = None,
     *,
     before_rates: BeforeRates | None = None,
+    keep_in_bag: Mapping[str, int] | None = None,
 ) -> Publication:
     """Publish ``corpus`` so that the whole series stays serially preserving (Theorem 1).
 
     ``before_rates`` runs after FP1 and before ``ss(s, T^μ)`` is fixed, so that what it adds
     is counted in the published rates and judged by FP2 and the checked post-condition.
+    ``keep_in_bag``: copies per term the global bag must keep whatever is suppressed, read
+    after ``before_rates`` ran (which may fill it: Kanony's invariant bag, SPEC 7).
     """
     report = Progress(progress)
     release_no = history.next_release_no
@@ -255,13 +258,6 @@ def publish_sanony(
     lap("fp1")
     release = state.releases[j]
     extra = dict(before_rates(release)) if before_rates is not None else {}
-    # The step's bag is a promise of the release (Kanony: every term of the earlier bags,
-    # at least gb_min_terms terms; SPEC 7): suppression, which now mends global-composition
-    # lifts first, may take a term's copies from clusters or above one in the bag, never
-    # the bag's last copy of it.
-    keep_in_bag = (
-        {s: 1 for s, k in release.global_bag.items() if k} if before_rates is not None else {}
-    )
     report("fp2")
     release.rates = population_rates(release)
     fp2 = perturber.fp2(params.r_th)
