@@ -20,7 +20,7 @@ __all__ = [
 COMMON = ("r_th", "cluster_size", "seed")
 SERIAL = (
     "anony_r_th", "max_repair_rounds", "backward", "forward_perturbation", "align",
-    "max_suppression", "suppression_floor",
+    "max_suppression", "suppression_floor", "suppression_scope",
 )
 
 #: Default Anony threshold of Sanony/Kanony as a share of ``r_th``: the headroom lets a
@@ -43,6 +43,10 @@ class PublishParams:
     the share of a release's private copies that may be suppressed as the last resort, and
     ``suppression_floor`` the copies that may be suppressed whatever that share (a small
     release's 1% is 0 or 1 copy, less than one new private term needs: docs/methods.md);
+    ``suppression_scope`` what ``max_suppression`` is a share of: the new release's private
+    copies (``release``, SPEC 5) or those of the series so far, this release included, less
+    what the earlier releases suppressed (``series``: a release that meets many new and rising
+    terms may use what quieter releases left; docs/methods.md);
     ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` for every
     random choice;
     ``max_repair_rounds`` guard of the Sanony post-condition loop; Wong's ``l``,
@@ -57,6 +61,7 @@ class PublishParams:
     align: bool = True
     max_suppression: float = 0.01
     suppression_floor: int = 3
+    suppression_scope: str = "release"
     cluster_size: int = 10
     seed: int = 0
     max_repair_rounds: int = 200
@@ -174,6 +179,11 @@ def _validate(p: PublishParams) -> None:
     )
     _check("max_suppression", 0 <= p.max_suppression <= 1, "must be between 0 and 1")
     _check("suppression_floor", 0 <= p.suppression_floor <= 10**6, "must be between 0 and 1000000")
+    _check(
+        "suppression_scope",
+        p.suppression_scope in ("release", "series"),
+        "must be 'release' or 'series'",
+    )
     _check("cluster_size", 1 <= p.cluster_size <= 100_000, "must be between 1 and 100000")
     _check("seed", 0 <= p.seed < 2**63, "must be a non-negative 63-bit integer")
     _check("max_repair_rounds", 1 <= p.max_repair_rounds <= 100_000, "must be between 1 and 100000")

@@ -23,6 +23,7 @@ def test_defaults_follow_the_spec() -> None:
         "align": True,
         "max_suppression": 0.01,
         "suppression_floor": 3,
+        "suppression_scope": "release",
     }
     assert params.anony_threshold == 3.0  # ANONY_HEADROOM * r_th
     assert parse_params("wong", {}).for_method("wong")["strategy"] == "constant_ratio"
@@ -43,6 +44,7 @@ def test_defaults_follow_the_spec() -> None:
         ("sanony", {"r_th": "2"}, "params.r_th: must be a finite number"),
         ("sanony", {"cluster_size": 2.5}, "params.cluster_size: must be an integer"),
         ("sanony", {"l": 2}, "params.l: not a parameter of sanony"),
+        ("sanony", {"suppression_scope": "year"}, "params.suppression_scope: must be 'release'"),
         ("sanony", {"r_th": 4, "anony_r_th": 5}, "params.anony_r_th: must be between 1 and r_th"),
         ("wong", {"strategy": "fast"}, "params.strategy"),
         ("wong", {"alpha": 1}, "greater than 1"),

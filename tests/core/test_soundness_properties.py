@@ -8,6 +8,7 @@ oracle (``tests/oracle``, SPEC 4 as written) must find no row of any release ove
 
 from __future__ import annotations
 
+import math
 import random
 
 from hypothesis import HealthCheck, assume, given, settings
@@ -17,6 +18,7 @@ from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
 from app.core.params import parse_params
+from app.core.perturbation.sanony import suppression_history
 from app.core.pipeline import publish
 from tests.core.series_strategies import SmallSeries, build_series
 from tests.oracle.serial_risk import violations
@@ -63,19 +65,33 @@ def hard_series(draw: st.DrawFn) -> SmallSeries:
 
 
 def _publish_checked(method: str, series: SmallSeries, extra: dict[str, object]) -> int:
-    """Publish release after release, judging the whole series after each; returns releases."""
+    """Publish release after release, judging the whole series after each; returns releases.
+
+    The suppressed copies are checked against the budget: a share of the release's copies, or
+    with ``suppression_scope = "series"`` of the series' copies so far less what earlier
+    releases suppressed. A release's copies are counted as published plus suppressed, an upper
+    bound of what the publisher counts (its copies before the repair, BP's s-counterfeit
+    copies included; the repair may add copies after)."""
     raw = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed % 7}
     params = parse_params(method, {**raw, **extra})
     history = SeriesHistory()
+    before = used = 0
     for corpus in series.corpora:
         publication = publish(method, history, corpus, series.private_terms, params)
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
         assert violations(history.releases, series.r_th) == []
-        copies = sum(len(t.terms & series.private_terms) for t in corpus)
-        assert sum(publication.ledger.suppressed.values()) <= max(
-            params.max_suppression * copies, params.suppression_floor
+        suppressed = sum(publication.ledger.suppressed.values())
+        release = publication.release
+        copies = suppressed + sum(release.global_bag.values()) + sum(
+            sum(c.private_counts.values()) for c in release.clusters
         )
+        if params.suppression_scope == "series":
+            share = math.floor(params.max_suppression * (copies + before) + 1e-9) - used
+            assert suppressed <= max(share, params.suppression_floor)
+            before, used = before + copies, used + suppressed
+        else:
+            assert suppressed <= max(params.max_suppression * copies, params.suppression_floor)
     return len(history.releases)
 
 
@@ -86,6 +102,16 @@ def test_sanony_is_sound_after_every_publication(series: SmallSeries) -> None:
         _publish_checked("sanony", series, {})
     except PublicationFailed:
         assume(False)  # nothing published; how rare it is, see the share test below
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hard_series())
+def test_sanony_is_sound_with_a_series_budget(series: SmallSeries) -> None:
+    """The budget over the series changes how much may be suppressed, never what is judged."""
+    try:
+        _publish_checked("sanony", series, {"suppression_scope": "series"})
+    except PublicationFailed:
+        assume(False)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -172,3 +198,85 @@ def test_without_a_suppression_budget_counterfeits_still_mend_the_new_term() -> 
     publication = _publish_all(corpora, private, {"max_suppression": 0.0, "suppression_floor": 0})
     assert publication.ledger.suppressed == {}
     assert publication.report["counterfeits_by_phase"]["repair"] > 0
+
+
+def _rising_term_series() -> tuple[list[list[Transaction]], frozenset[str]]:
+    """Two releases of 40 rows sharing 30 individuals; ``X`` rises from one copy (on a shared
+    row) to three: release 1 caps the overlap's copies of X at 1, so the two copies on fresh
+    rows of release 2 lift its rows outside the overlap (about (3 - 1)/10 against a rate of
+    3/40) over r_th = 2 by the global composition (section 2.3.2)."""
+    vocabulary = [f"t{i}" for i in range(30)]
+
+    def row(i: int) -> frozenset[str]:
+        return frozenset(random.Random(i).sample(vocabulary, 2))
+
+    def terms(i: int, x: set[int]) -> frozenset[str]:
+        return row(i) | ({"HIV"} if i % 5 == 0 else set()) | ({"X"} if i in x else set())
+
+    first = [Transaction(terms(i, {35}), f"p{i}") for i in range(40)]
+    second = [Transaction(terms(i, {35, 42, 44}), f"p{i}") for i in range(10, 50)]
+    return [first, second], frozenset({"HIV", "X"})
+
+
+def _publish_rising(extra: dict[str, object]) -> Publication:
+    corpora, private = _rising_term_series()
+    params = parse_params("sanony", {"r_th": 2.0, "cluster_size": 4, "seed": 1, **extra})
+    history = SeriesHistory()
+    for corpus in corpora:
+        publication = publish("sanony", history, corpus, private, params)
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+    assert violations(history.releases, 2.0) == []
+    return publication
+
+
+def test_a_rising_term_is_suppressed_at_once_not_diluted() -> None:
+    """A global-composition lift of the new release is mended by suppression first: one copy
+    of X, and no repair counterfeit (counterfeits first spent 5 rows here)."""
+    publication = _publish_rising({})
+    assert publication.ledger.suppressed == {"X": 1}
+    assert publication.report["counterfeits_by_phase"]["repair"] == 0
+
+
+def test_a_series_budget_lends_what_earlier_releases_left() -> None:
+    """At 5% neither release alone may suppress a copy (about 10 private copies each), so the
+    rising term is diluted with counterfeits; over the series (about 20 copies) one copy may
+    go, and it does."""
+    extra: dict[str, object] = {"max_suppression": 0.05, "suppression_floor": 0}
+    alone = _publish_rising(extra)
+    assert alone.ledger.suppressed == {}
+    assert alone.report["counterfeits_by_phase"]["repair"] > 0
+    pooled = _publish_rising({**extra, "suppression_scope": "series"})
+    assert pooled.ledger.suppressed == {"X": 1}
+    assert pooled.report["counterfeits_by_phase"]["repair"] == 0
+
+
+def test_the_series_budget_counts_published_and_suppressed_copies() -> None:
+    corpora, private = _rising_term_series()
+    params = parse_params("sanony", {"r_th": 2.0, "cluster_size": 4, "seed": 1})
+    history = SeriesHistory()
+    publication = publish("sanony", history, corpora[0], private, params)
+    history.releases.append(publication.release)
+    history.ledgers.append(publication.ledger)
+    copies = sum(len(t.terms & private) for t in corpora[0])
+    assert suppression_history(history) == (copies, 0)
+    publication.ledger.suppressed = {"X": 2}
+    assert suppression_history(history) == (copies + 2, 2)
+    history.ledgers.clear()  # a history without ledgers counts what is published
+    assert suppression_history(history) == (copies, 0)
+
+
+def test_kanony_still_suppresses_a_new_term_and_keeps_its_bag() -> None:
+    """Kanony's invariant bag binds suppression (the bag's last copy of a retained or padded
+    term stays), but a term new to the release is still suppressed at once."""
+    corpora, private = _new_term_series()
+    params = parse_params("kanony", {"r_th": 1.6, "cluster_size": 4, "seed": 1})
+    history = SeriesHistory()
+    for corpus in corpora:
+        publication = publish("kanony", history, corpus, private, params)
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+    assert violations(history.releases, 1.6) == []
+    assert set(publication.ledger.suppressed) == {"X"}
+    assert set(history.releases[0].global_bag) <= set(publication.release.global_bag)
+    assert publication.report["counterfeits_by_phase"]["repair"] == 0

@@ -43,6 +43,7 @@ __all__ = [
     "publish_anony",
     "publish_sanony",
     "release_state",
+    "suppression_history",
 ]
 
 #: An extra step on the new release after FP1, before its population rates are fixed (Kanony's
@@ -169,6 +170,26 @@ def finalise(
     return published, ReleaseLedger(clusters=ledgers)
 
 
+def suppression_history(history: SeriesHistory) -> tuple[int, int]:
+    """The private copies of the published releases and the copies they suppressed, for a
+    suppression budget over the series (``suppression_scope = "series"``).
+
+    A release's private copies are those it publishes (cluster segments and global bag) plus
+    those it suppressed, less Kanony's global-bag counterfeits; s-counterfeit copies of BP
+    and the repair are not told apart in the ledger and count (a few per thousand copies).
+    """
+    copies = used = 0
+    for position, release in enumerate(history.releases):
+        copies += sum(release.global_bag.values())
+        copies += sum(sum(c.private_counts.values()) for c in release.clusters)
+        if position < len(history.ledgers):
+            ledger = history.ledgers[position]
+            suppressed = sum(ledger.suppressed.values())
+            copies += suppressed - sum(ledger.global_bag_counterfeits.values())
+            used += suppressed
+    return copies, used
+
+
 def publish_anony(
     history: SeriesHistory,
     corpus: Sequence[Transaction],
@@ -206,11 +227,14 @@ def publish_sanony(
     progress: ProgressCallback | None = None,
     *,
     before_rates: BeforeRates | None = None,
+    keep_in_bag: Mapping[str, int] | None = None,
 ) -> Publication:
     """Publish ``corpus`` so that the whole series stays serially preserving (Theorem 1).
 
     ``before_rates`` runs after FP1 and before ``ss(s, T^μ)`` is fixed, so that what it adds
     is counted in the published rates and judged by FP2 and the checked post-condition.
+    ``keep_in_bag``: copies per term the global bag must keep whatever is suppressed, read
+    after ``before_rates`` ran (which may fill it: Kanony's invariant bag, SPEC 7).
     """
     report = Progress(progress)
     release_no = history.next_release_no
@@ -265,7 +289,14 @@ def publish_sanony(
     lap("fp2")
     report("verify")
     repairer = Repairer(
-        state, j, perturber, params.r_th, params.max_suppression, params.suppression_floor
+        state,
+        j,
+        perturber,
+        params.r_th,
+        params.max_suppression,
+        params.suppression_floor,
+        suppression_history(history) if params.suppression_scope == "series" else (0, 0),
+        keep_in_bag,
     )
     rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
     lap("verify")

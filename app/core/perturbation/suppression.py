@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from app.core.model import Row
 from app.core.risk.state import ClusterRef, ReleaseState, SeriesState
@@ -32,15 +32,37 @@ Violation = tuple[ClusterRef, Row, str, float, str]
 class Suppressor:
     """Removes copies of private terms from release ``j`` within a budget."""
 
-    def __init__(self, state: SeriesState, j: int, max_share: float, floor: int = 0) -> None:
+    def __init__(
+        self,
+        state: SeriesState,
+        j: int,
+        max_share: float,
+        floor: int = 0,
+        earlier: tuple[int, int] = (0, 0),
+        keep_in_bag: Mapping[str, int] | None = None,
+    ) -> None:
+        """``keep_in_bag``: copies of a term the global bag must keep (Kanony's invariant bag,
+        SPEC 7: suppression takes copies from clusters, or bag copies above these);
+        ``earlier``: the private copies of the earlier releases and the copies they
+        suppressed, for a budget over the series (``suppression_scope = "series"``); the
+        default ``(0, 0)`` is the release's own budget (SPEC 5). A release's copies are those
+        it holds before the repair, BP's s-counterfeit copies included (as before issue 8's
+        suppression-first rule; on the B1 grid they are the difference between a budget of 4
+        and 5 copies, and seed 2 at the defaults needs 5)."""
         self.state = state
         self.j = j
         release = state.releases[j]
         copies = sum(release.totals().values())
+        before, used = earlier
+        # A share of the series so far, less what earlier releases took: the need is uneven
+        # (a release meeting many new and rising terms needs several times 1% of its own
+        # copies while others need none; docs/methods.md), the series' total stays bounded.
+        allowed = math.floor(max_share * (copies + before) + 1e-9) - used
         # The share alone gives a release of 90 private copies no budget at all at 1%, yet a
         # private term new to it (held by 1-3 rows) can only be protected by suppression: the
         # floor keeps such small releases publishable (docs/methods.md, "Suppression").
-        self.budget = min(copies, max(math.floor(max_share * copies + 1e-9), floor))
+        self.budget = min(copies, max(allowed, floor))
+        self.keep_in_bag: Mapping[str, int] = dict(keep_in_bag or {})
         self.suppressed: Counter[str] = Counter()
         #: Copies taken from each cluster's segment (position -> term -> copies).
         self.by_cluster: dict[int, Counter[str]] = {}
@@ -80,13 +102,13 @@ class Suppressor:
         if place is not None and clusters[place].private_counts.get(s, 0) > 0:
             _decrement(clusters[place].private_counts, s)
             return place
-        if place is not None and clusters[place].global_share.get(s, 0) > 0:
+        spare = release.global_bag.get(s, 0) - self.keep_in_bag.get(s, 0)
+        if place is not None and clusters[place].global_share.get(s, 0) > 0 and spare > 0:
             # The copies behind a global share are in the bag: one of them goes.
             clusters[place].global_share[s] -= 1
-            if release.global_bag.get(s, 0) > 0:
-                _decrement(release.global_bag, s)
+            _decrement(release.global_bag, s)
             return None
-        if release.global_bag.get(s, 0) > 0:
+        if spare > 0:
             _decrement(release.global_bag, s)
             _clip_shares(release, s)
             return None

@@ -220,6 +220,7 @@ def publish_kanony(
     earlier = _earlier_terms(history)
     seed = f"{params.seed}:{history.next_release_no}"
     added = BagCounterfeits()
+    keep: dict[str, int] = {}
 
     def invariance(release: ReleaseState) -> Mapping[str, object]:
         nonlocal added
@@ -227,6 +228,15 @@ def publish_kanony(
             release.global_bag, release.totals(), required, params.gb_min_terms, earlier, seed
         )
         release.global_bag.update(added.copies)
+        # The bag's promise (SPEC 7) binds the suppression of the post-condition, which
+        # mends global-composition lifts first: it may not take the last bag copy of a term
+        # retained or padded here, nor bring the bag under gb_min_terms terms (the terms with
+        # most copies are kept for that: their last copy is the least likely to be wanted).
+        bag = release.global_bag
+        kept = {s for s in bag if bag[s] and (s in required or s in added.copies)}
+        others = sorted((s for s in bag if bag[s] and s not in kept), key=lambda s: (-bag[s], s))
+        kept.update(others[: max(params.gb_min_terms - len(kept), 0)])
+        keep.update((s, 1) for s in kept)
         return {
             "global_bag_counterfeits": sum(added.copies.values()),
             "global_bag_retained": len(added.retained),
@@ -235,7 +245,13 @@ def publish_kanony(
         }
 
     publication = publish_sanony(
-        history, categorised, private_terms, params, progress, before_rates=invariance
+        history,
+        categorised,
+        private_terms,
+        params,
+        progress,
+        before_rates=invariance,
+        keep_in_bag=keep,
     )
     copies = added.copies
     publication.release.global_counterfeits = sum(copies.values())
