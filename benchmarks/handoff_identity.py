@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             database(args.database_url, f"handoff_identity_{os.getpid()}") as url, \
             service(url, data_dir, args.server_log, PeakRss()) as base, \
             httpx.Client(base_url=base, timeout=600) as client:
-        for method, params in METHODS.items():
+        for method in args.methods:
+            params = METHODS[method]
             created = client.post("/v1/series", headers=ADMIN, json={
                 "name": method, "method": method, "private_terms": private, "params": params})
             if created.status_code != 201:
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--releases", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
     parser.add_argument("--database-url",
                         default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--server-log", type=Path, default=Path("/tmp/serialpub-identity.log"))
