@@ -8,32 +8,46 @@ writes nothing: the job's transaction is in the parent). The worker's concurrenc
 many children exist at once.
 
 Children come from a fork server on Linux: a clean, single-threaded process that imported the
-core once, forked per job in milliseconds; the input is pickled to it. Forking the worker
-itself would be quicker still but unsafe: its other threads (risk computations, blocking
-reads) may hold a lock at that instant, and the child would wait for it for ever (a job stuck
-in ``running`` with a healthy heartbeat). Elsewhere children are spawned. Progress and the
-result come back over a pipe.
+core once, forked per job in milliseconds. Forking the worker itself would be quicker still
+but unsafe: its other threads (risk computations, blocking reads) may hold a lock at that
+instant, and the child would wait for it for ever (a job stuck in ``running`` with a healthy
+heartbeat). Elsewhere children are spawned.
+
+The input crosses as bytes (:mod:`app.services.handoff`: the job's payload, the past
+releases packed once), written to the child by a thread after it started: nothing is pickled
+or written on the event loop, which the worker shares with its heartbeat and the API. The
+child builds the core's transactions itself. Progress and the result come back over a pipe;
+the new release comes back packed, ready for the next job's hand-off.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import gc
 import importlib
 import multiprocessing
 import multiprocessing.connection
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any
 
 from app.core import errors as core_errors
 from app.core import pipeline
-from app.core.history import SeriesHistory
-from app.core.model import Publication, Transaction
+from app.core.model import Publication
 from app.core.progress import ProgressCallback
 from app.methods.registry import all_methods
+from app.services.handoff import (
+    HandOff,
+    pack_release,
+    prepare,
+    share_rows,
+    unpack_history,
+    unpack_release,
+)
 
-__all__ = ["publish_isolated", "preload", "ComputeCrashed"]
+__all__ = ["publish_isolated", "preload", "ComputeCrashed", "Computed"]
 
 def _method_modules() -> list[str]:
     """The methods' modules, which their publishers import on first use: imported once by
@@ -62,13 +76,24 @@ def _context() -> multiprocessing.context.BaseContext:
     context = multiprocessing.get_context(START_METHOD)
     if START_METHOD == "forkserver":
         # Takes effect when the server starts (first job): it imports these once.
-        context.set_forkserver_preload(["app.core.pipeline", *_method_modules()])
+        context.set_forkserver_preload(["app.core.pipeline", "app.services.handoff",
+                                        *_method_modules()])
     return context
 
 
-def _child(conn: multiprocessing.connection.Connection, method: str, history: SeriesHistory,
-           corpus: Sequence[Transaction], private_terms: frozenset[str],
-           params: Any) -> None:
+@dataclasses.dataclass(slots=True)
+class Computed:
+    """A child's answer: the publication, this release's private terms (the series' as of
+    the job, with the release's extra ones) and the new release packed for the next job's
+    hand-off (:func:`app.services.handoff.pack_release`)."""
+
+    publication: Publication
+    private_terms: frozenset[str]
+    packed: bytes
+
+
+def _child(conn: multiprocessing.connection.Connection,
+           inbox: multiprocessing.connection.Connection) -> None:
     def progress(phase: str, fraction: float) -> None:
         conn.send(("progress", phase, fraction))
 
@@ -78,60 +103,157 @@ def _child(conn: multiprocessing.connection.Connection, method: str, history: Se
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
-        result = pipeline.publish(method, history, corpus, private_terms, params, progress)
+        handoff = _read_input(inbox)
+        inbox.close()
+        _publish_in_child(conn, handoff, progress)
     except core_errors.CoreError as exc:
         # Core errors pickle without their details (only ``args`` survive): send the parts.
         conn.send(("core_error", type(exc).__name__, exc.message, exc.details))
     except BaseException as exc:  # reported to the parent, which logs it with the job id
         conn.send(("crash", f"{type(exc).__name__}: {exc}"))
-    else:
-        conn.send(("result", result))
     finally:
         conn.close()
 
 
-def _receive(conn: multiprocessing.connection.Connection,
-             progress: ProgressCallback | None) -> tuple[Any, ...]:
+def _publish_in_child(conn: multiprocessing.connection.Connection, handoff: HandOff,
+                      progress: ProgressCallback) -> None:
+    history = unpack_history(handoff.releases, handoff.state)
+    handoff.releases, handoff.state = [], b""  # the bytes are not needed past this point
+    # ``prepare`` runs from here to the core's first phase: the transactions built from the
+    # payload, then validated by ``pipeline.publish``.
+    progress("prepare", 0.0)
+    corpus, private_terms, warnings = prepare(handoff)
+    handoff.payload = b""
+    # The history and the transactions live until the child exits, and hold no cycles:
+    # frozen, the collector's passes during the core's run no longer traverse them.
+    gc.freeze()
+    publication = pipeline.publish(handoff.method, history, corpus, private_terms,
+                                   handoff.params, progress)
+    del corpus
+    # The core is done: what follows (packing, the pipe, unpacking) is the hand-off's.
+    conn.send(("core_done",))
+    release = publication.release
+    release.release_no = history.next_release_no
+    release.label = handoff.label
+    if not release.private_terms:
+        release.private_terms = private_terms
+    if warnings:
+        publication.report["ingest_warnings"] = warnings
+    # Final from here on: these bytes are what the next job of the series hands to its child.
+    share_rows(release)
+    packed = pack_release(release, publication.ledger)
+    conn.send(("result", publication.report, publication.statistics_update,
+               publication.signatures_update, private_terms))
+    conn.send_bytes(packed)
+
+
+def _read_input(inbox: multiprocessing.connection.Connection) -> HandOff:
+    """The :class:`HandOff` that :func:`_feed` writes."""
+    handoff: HandOff
+    handoff, n_releases = inbox.recv()
+    handoff.payload = inbox.recv_bytes()
+    handoff.releases = [inbox.recv_bytes() for _ in range(n_releases)]
+    handoff.state = inbox.recv_bytes()
+    return handoff
+
+
+def _feed(feeder: multiprocessing.connection.Connection, handoff: HandOff) -> None:
+    """Write ``handoff`` to the child (runs in a thread: each write blocks until the child has
+    read most of it). The bytes go as they are, not copied into one pickle."""
+    head = dataclasses.replace(handoff, payload=b"", releases=[], state=b"")
+    try:
+        feeder.send((head, len(handoff.releases)))
+        feeder.send_bytes(handoff.payload)
+        for blob in handoff.releases:
+            feeder.send_bytes(blob)
+        feeder.send_bytes(handoff.state)
+    except OSError:
+        pass  # the child died (or was killed): its exit reaches the reading thread as EOF
+
+
+def _start(process: multiprocessing.process.BaseProcess,
+           *child_ends: multiprocessing.connection.Connection) -> None:
+    """Start the child (runs in a thread: a fork, or the fork server's start on the first
+    job, which imports the core), then close our copies of its pipe ends, so that its exit
+    ends our reads with EOF and our writes with an error."""
+    try:
+        process.start()
+    finally:
+        for end in child_ends:
+            end.close()
+
+
+def _receive(conn: multiprocessing.connection.Connection, progress: ProgressCallback | None,
+             core_done: Callable[[], None] | None) -> tuple[Any, ...]:
     """Relay progress until the final message (runs in a thread: ``recv`` blocks)."""
     while True:
         try:
             message: tuple[Any, ...] = conn.recv()
+            if message[0] == "result":
+                return ("result", _result(message, conn.recv_bytes()))
         except (EOFError, OSError):
             return ("crash", "the publication process exited without an answer")
-        if message[0] != "progress":
+        if message[0] == "core_done":
+            if core_done is not None:
+                core_done()
+        elif message[0] != "progress":
             return message
-        if progress is not None:
+        elif progress is not None:
             progress(message[1], message[2])
 
 
-async def publish_isolated(method: str, history: SeriesHistory,
-                           corpus: Sequence[Transaction], private_terms: frozenset[str],
-                           params: Any,
-                           progress: ProgressCallback | None = None) -> Publication:
-    """:func:`app.core.pipeline.publish` in a child process; cancelling kills the child."""
+async def publish_isolated(handoff: HandOff, progress: ProgressCallback | None = None,
+                           core_done: Callable[[], None] | None = None) -> Computed:
+    """:func:`app.core.pipeline.publish` of ``handoff`` in a child process; cancelling kills
+    the child. ``progress`` sees ``prepare`` and the core's phases; ``core_done`` is called
+    when the core has returned, before the result crosses back."""
     context = _context()
     receiver, sender = context.Pipe(duplex=False)
+    inbox, feeder = context.Pipe(duplex=False)
     process = context.Process(  # type: ignore[attr-defined]
-        target=_child, args=(sender, method, history, corpus, private_terms, params),
-        name=f"serialpub-publish-{method}", daemon=True,
+        target=_child, args=(sender, inbox), name=f"serialpub-publish-{handoff.method}",
+        daemon=True,
     )
-    process.start()
-    sender.close()  # the child holds the only writer: its exit ends our reads with EOF
-    receiving = asyncio.ensure_future(asyncio.to_thread(_receive, receiver, progress))
+    starting = asyncio.ensure_future(asyncio.to_thread(_start, process, sender, inbox))
+    receiving = asyncio.ensure_future(asyncio.to_thread(_receive, receiver, progress,
+                                                        core_done))
+    feeding: asyncio.Future[None] | None = None
     try:
+        await asyncio.shield(starting)
+        feeding = asyncio.ensure_future(asyncio.to_thread(_feed, feeder, handoff))
         message = await asyncio.shield(receiving)
     finally:
-        # Cancelled (or done): kill the child, whose exit ends the reading thread with EOF;
-        # wait for both before closing the pipe under that thread.
-        if process.is_alive():
+        # Cancelled (or done): kill the child, whose exit ends the reading and writing
+        # threads; wait for them before closing the pipes under them.
+        await asyncio.wait([starting])
+        started = not starting.cancelled() and starting.exception() is None
+        if started and process.is_alive():
             process.kill()
-        await asyncio.to_thread(process.join)
-        await asyncio.wait([receiving])
+        if started:
+            await asyncio.to_thread(process.join)
+        threads: list[asyncio.Future[Any]] = [receiving]
+        if feeding is not None:
+            threads.append(feeding)
+        await asyncio.wait(threads)
         receiver.close()
+        feeder.close()
+    return _answer(message)
+
+
+def _result(message: tuple[Any, ...], packed: bytes) -> Computed:
+    """The child's ``result`` message and the packed release that follows it (unpacked here,
+    in the reading thread: at 1M rows that is about a second)."""
+    _, report, statistics, signatures, private_terms = message
+    release, ledger = unpack_release(packed)
+    return Computed(Publication(release, ledger, report, statistics, signatures),
+                    private_terms, packed)
+
+
+def _answer(message: tuple[Any, ...]) -> Computed:
     kind = message[0]
     if kind == "result":
-        publication: Publication = message[1]
-        return publication
+        computed: Computed = message[1]
+        return computed
     if kind == "core_error":
         error_type = getattr(core_errors, message[1], core_errors.CoreError)
         raise error_type(message[2], message[3])

@@ -15,7 +15,7 @@ from app.db.repositories.releases import ReleaseRepository
 from app.methods.registry import get_method
 from app.methods.storage import storage_of
 
-__all__ = ["attach_layouts", "load_history", "load_public_releases"]
+__all__ = ["attach_layouts", "load_history", "load_keyed_history", "load_public_releases"]
 
 
 async def attach_layouts(session: AsyncSession, method: str, models: Sequence[Release],
@@ -42,7 +42,13 @@ async def load_public_releases(
 
 async def load_history(session: AsyncSession, series: Series) -> SeriesHistory:
     """Everything the core reads of the series' past, oldest release first."""
+    return (await load_keyed_history(session, series))[0]
+
+
+async def load_keyed_history(session: AsyncSession, series: Series
+                             ) -> tuple[SeriesHistory, list[int]]:
+    """:func:`load_history` and the releases' primary keys (the worker's cache keys)."""
     models, releases = await load_public_releases(session, series)
     ledgers = await load_ledgers(session, models)
     state = await storage_of(get_method(series.method)).load_state(session, series.id)
-    return SeriesHistory(releases=list(releases), ledgers=ledgers, **state)
+    return SeriesHistory(releases=list(releases), ledgers=ledgers, **state), [m.id for m in models]

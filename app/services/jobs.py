@@ -19,7 +19,8 @@ import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import CoreError
-from app.core.model import Publication, PublishedRelease, ReleaseLedger, Transaction
+from app.core.history import SeriesHistory
+from app.core.model import Publication, PublishedRelease, ReleaseLedger
 from app.db.base import utcnow
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Job, Series
@@ -39,8 +40,8 @@ from app.observability import (
 )
 from app.runtime import Runtime
 from app.services.compute import publish_isolated
-from app.services.history import load_history
-from app.services.payload import decode_corpus, publication_input
+from app.services.handoff import HandOff, pack_history
+from app.services.history import load_keyed_history
 from app.services.processes import current_process
 from app.services.progress import ProgressTracker, flush_progress, write_progress
 from app.services.renderings import store_release_documents
@@ -123,8 +124,9 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
 
 async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
                    tracker: ProgressTracker, flusher: asyncio.Task[None]
-                   ) -> tuple[int, PublishedRelease, ReleaseLedger]:
-    """Compute and store; returns the stored release's key, content and ledger."""
+                   ) -> tuple[int, PublishedRelease, ReleaseLedger, bytes]:
+    """Compute and store; returns the stored release's key, content, ledger and packed form
+    (:func:`app.services.handoff.pack_release`)."""
     repo = JobRepository(session)
     job = await repo.get(job_id)
     assert job is not None
@@ -134,28 +136,15 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     if series is None or payload is None:
         raise AppError("the job's series or input is gone", code="job_input_missing")
     started = time.perf_counter()
-    history = await load_history(session, series)
+    history, release_ids = await load_keyed_history(session, series)
     load_seconds = time.perf_counter() - started
-    # Off the event loop: the in-process worker shares it with the API, and building a
-    # million transactions takes seconds.
     started = time.perf_counter()
-    transactions, private_terms, warnings = await asyncio.to_thread(
-        _prepare, payload, series, job.extra_private_terms)
-    prepare_seconds = time.perf_counter() - started
+    handoff = await _handoff(payload, series, job, history, release_ids)
     del payload
-    started = time.perf_counter()
-    publication = await publish_isolated(
-        series.method, history, transactions, private_terms,
-        effective_params(series), tracker,
-    )
+    computed = await publish_isolated(handoff, tracker, tracker.pause)
     compute_seconds = time.perf_counter() - started
-    del transactions
-    if warnings:
-        publication.report["ingest_warnings"] = warnings
-    publication.release.release_no = history.next_release_no
-    publication.release.label = job.label
-    if not publication.release.private_terms:
-        publication.release.private_terms = private_terms
+    del handoff
+    publication, private_terms = computed.publication, computed.private_terms
     tracker("store", 5 / 6)
     flusher.cancel()
     await write_progress(runtime.db, job_id, tracker)
@@ -163,32 +152,46 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     # SPEC 11: the series' semantic audit, in this transaction, before ``finish`` drops the
     # raw snapshot (the ground truth).
     await audit_publication(session, runtime, series, job, publication, release_id, tracker)
-    seconds = _phase_seconds(job.phase_seconds, load_seconds, prepare_seconds,
-                             compute_seconds, tracker.close())
+    seconds = _phase_seconds(job.phase_seconds, load_seconds, compute_seconds,
+                             tracker.close())
     await repo.finish(job, "succeeded", release_no=publication.release.release_no,
                       report=_jsonable(publication.report), phase_seconds=seconds,
                       phase="store", progress=1.0)
     _observe(series.method, publication, seconds)
     _log.info("job succeeded", release_no=publication.release.release_no, seconds=seconds)
-    return release_id, publication.release, publication.ledger
+    return release_id, publication.release, publication.ledger, computed.packed
 
 
-def _phase_seconds(upload: dict[str, float] | None, load: float, prepare: float,
-                   compute: float, tracked: dict[str, float]) -> dict[str, float]:
-    """The job's seconds per phase: the API's ``upload+parse``, ``load``, ``prepare`` (the
-    payload to the core's transactions), the core's phases as it reported them, ``ipc`` (the
-    compute child's start and the input and result crossing the pipe: the child's wall time
-    not inside a reported phase), ``store`` and the semantic audit's ``attack`` (after the
+async def _handoff(payload: bytes, series: Series, job: Job, history: SeriesHistory,
+                   release_ids: list[int]) -> HandOff:
+    """The compute child's input. Past releases this worker has packed before (or whose
+    child packed them) are reused; the others are packed now, off the event loop, and kept
+    beside the cached releases for the series' next job."""
+    cached = [RELEASE_CACHE.get_packed(i) for i in release_ids]
+    releases, state = await asyncio.to_thread(pack_history, history, cached)
+    for release_id, old, blob in zip(release_ids, cached, releases, strict=True):
+        if old is None:
+            RELEASE_CACHE.put_packed(release_id, blob)
+    return HandOff(method=series.method, params=effective_params(series), payload=payload,
+                   series_terms=list(series.private_terms),
+                   extra_terms=list(job.extra_private_terms),
+                   private_match=series.private_match,  # type: ignore[arg-type]
+                   releases=releases, state=state, label=job.label)
+
+
+def _phase_seconds(upload: dict[str, float] | None, load: float, compute: float,
+                   tracked: dict[str, float]) -> dict[str, float]:
+    """The job's seconds per phase: the API's ``upload+parse``, ``load`` (the history, from
+    the worker's cache or PostgreSQL), then from the compute child: ``prepare`` (the payload
+    decoded into the core's transactions, and the core's validation of them), the core's
+    phases as it reported them, ``ipc`` (the hand-off's wall time outside ``prepare`` and the
+    core's phases: packing past releases the worker had not packed before, the child's
+    start, the payload and packed history crossing the pipe and unpacked in the child, and
+    the result's way back), then ``store`` and the semantic audit's ``attack`` (after the
     child, so not part of its wall time)."""
     core = sum(v for k, v in tracked.items() if k not in ("store", "attack"))
-    return {**(upload or {}), "load": round(load, 4), "prepare": round(prepare, 4),
+    return {**(upload or {}), "load": round(load, 4), "prepare": tracked.get("prepare", 0.0),
             **tracked, "ipc": round(max(compute - core, 0.0), 4)}
-
-
-def _prepare(payload: bytes, series: Series, extra: list[str]
-             ) -> tuple[list[Transaction], frozenset[str], list[dict[str, str]]]:
-    return publication_input(decode_corpus(payload), series.private_terms, extra,
-                             series.private_match)  # type: ignore[arg-type]
 
 
 async def _store(session: AsyncSession, series: Series, job: Job, publication: Publication,

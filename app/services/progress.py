@@ -22,25 +22,36 @@ class ProgressTracker:
         self.progress = 0.0
         self.seconds: dict[str, float] = {}
         self._since = time.perf_counter()
+        #: The clock of the current phase is stopped (:meth:`pause`).
+        self._paused = False
         self.version = 0
 
     def __call__(self, phase: str, fraction: float) -> None:
         with self._lock:
             now = time.perf_counter()
-            if phase != self.phase:
-                if self.phase is not None:
-                    self.seconds[self.phase] = self.seconds.get(self.phase, 0.0) + now - self._since
-                self.phase, self._since = phase, now
+            if phase != self.phase or self._paused:
+                self._stop_clock(now)
+                self.phase, self._since, self._paused = phase, now, False
             self.progress = max(self.progress, min(max(fraction, 0.0), 1.0))
             self.version += 1
+
+    def pause(self) -> None:
+        """Stop the current phase's clock; the phase stays shown until the next one starts.
+        The compute child calls it when the core returns, so that the result's way back is
+        not counted in the core's last phase."""
+        with self._lock:
+            self._stop_clock(time.perf_counter())
+            self._paused = True
+
+    def _stop_clock(self, now: float) -> None:
+        if self.phase is not None and not self._paused:
+            self.seconds[self.phase] = self.seconds.get(self.phase, 0.0) + now - self._since
+        self._since = now
 
     def close(self) -> dict[str, float]:
         """End the current phase; the seconds per phase, rounded."""
         with self._lock:
-            if self.phase is not None:
-                now = time.perf_counter()
-                self.seconds[self.phase] = self.seconds.get(self.phase, 0.0) + now - self._since
-                self._since = now
+            self._stop_clock(time.perf_counter())
             return {k: round(v, 4) for k, v in self.seconds.items()}
 
     def snapshot(self) -> tuple[int, str | None, float]:

@@ -63,6 +63,16 @@ async def test_release_cache_is_bounded() -> None:
     assert cache.get(0) is None and cache.get(2) is not None
 
 
+async def test_packed_releases_live_and_go_with_their_release() -> None:
+    cache = ReleaseCache(max_rows=8)
+    cache.put(0, factories.publication(1).release, packed=b"zero")
+    cache.put_packed(1, b"one")  # not cached: not kept
+    assert cache.get_packed(0) == b"zero" and cache.get_packed(1) is None
+    cache.put(1, factories.publication(2).release)
+    cache.put_packed(1, b"one")
+    assert cache.get_packed(0) is None and cache.get_packed(1) == b"one"  # 0 evicted
+
+
 async def test_statistics_file(session: AsyncSession) -> None:
     series = await factories.series(session, method="wong")
     written = await append_statistics(session, series.id, 1, {"k1": {"HIV": (8, 1)},

@@ -40,12 +40,19 @@ class ReleaseCache:
     A job against ``k`` earlier releases needs all of them: the bound should hold a series'
     history (``SERIALPUB_RELEASE_CACHE_ROWS``, default 6M rows, about 1 GiB at 1M-row
     releases), else every job reads the evicted releases from PostgreSQL again.
+
+    Beside a release it keeps the release and its ledger packed as a job's compute child
+    receives them (:func:`app.services.handoff.pack_release`), so that a series' next job
+    hands its history over without pickling it again. The bytes are evicted with their
+    release; they add about 20 MB per 1M-row release without individuals (more with them: a
+    64-character key per row in the ledger), measured by ``benchmarks/handoff.py``.
     """
 
     def __init__(self, max_rows: int = 2_000_000) -> None:
         self.max_rows = max_rows
         self._items: OrderedDict[int, core.PublishedRelease] = OrderedDict()
         self._ledgers: dict[int, core.ReleaseLedger] = {}
+        self._packed: dict[int, bytes] = {}
         self._rows = 0
 
     def get(self, release_id: int) -> core.PublishedRelease | None:
@@ -57,19 +64,28 @@ class ReleaseCache:
     def get_ledger(self, release_id: int) -> core.ReleaseLedger | None:
         return self._ledgers.get(release_id)
 
+    def get_packed(self, release_id: int) -> bytes | None:
+        return self._packed.get(release_id)
+
     def put(self, release_id: int, release: core.PublishedRelease,
-            ledger: core.ReleaseLedger | None = None) -> None:
+            ledger: core.ReleaseLedger | None = None, packed: bytes | None = None) -> None:
+        """Keep ``release`` (with its ledger and packed form, when given)."""
         if release.n_rows > self.max_rows:
             return
         if ledger is not None and release_id not in self._ledgers:
             self._ledgers[release_id] = ledger
         if release_id in self._items:
+            if packed is not None:
+                self._packed.setdefault(release_id, packed)
             return
         self._items[release_id] = release
+        if packed is not None:
+            self._packed[release_id] = packed
         self._rows += release.n_rows
         while self._rows > self.max_rows:
             old_id, old = self._items.popitem(last=False)
             self._ledgers.pop(old_id, None)
+            self._packed.pop(old_id, None)
             self._rows -= old.n_rows
 
     def put_ledger(self, release_id: int, ledger: core.ReleaseLedger) -> None:
@@ -77,9 +93,15 @@ class ReleaseCache:
         if release_id in self._items:
             self._ledgers[release_id] = ledger
 
+    def put_packed(self, release_id: int, packed: bytes) -> None:
+        """Keep a packed release beside its cached release (not kept for one not cached)."""
+        if release_id in self._items:
+            self._packed[release_id] = packed
+
     def clear(self) -> None:
         self._items.clear()
         self._ledgers.clear()
+        self._packed.clear()
         self._rows = 0
 
 
