@@ -112,7 +112,9 @@ async def load_releases(
     session: AsyncSession, models: Sequence[Release], *, cache: ReleaseCache | None = RELEASE_CACHE
 ) -> list[core.PublishedRelease]:
     """The public releases of ``models`` (same order), from the cache or the database."""
-    found = {m.id: cache.get(m.id) for m in models} if cache else {m.id: None for m in models}
+    found: dict[int, core.PublishedRelease | None] = {
+        m.id: cache.get(m.id) if cache else None for m in models
+    }
     missing = [m for m in models if found[m.id] is None]
     if missing:
         for m, release in zip(missing, await _load_uncached(session, missing), strict=True):
