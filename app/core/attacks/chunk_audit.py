@@ -2,10 +2,9 @@
 
 The reassociation attack of chapter 4 (:func:`~app.core.attacks.reconstruct.reconstruct`)
 with every selection method and scoring an audit asks for, and the random baseline, each
-scored by the measures of chapter 5
-(:func:`~app.core.attacks.breakage.measure_reconstruction`) against the publisher's result,
-which aligns every sub-record with its record. No I/O: the caller passes the corpus, that
-result and the background corpus.
+scored by the measures of chapter 5 (:class:`~app.core.attacks.breakage.GroundTruth`, built
+once for all of them) against the publisher's result, which aligns every sub-record with
+its record. No I/O: the caller passes the corpus, that result and the background corpus.
 
 :func:`chunk_background` is what any analyst of a series of disassociated releases knows of
 which terms go together; the default background of the job's audit.
@@ -18,7 +17,7 @@ from dataclasses import asdict
 from typing import Any
 
 from app.core.attacks.audit import AuditParams, relatedness_for
-from app.core.attacks.breakage import measure_reconstruction
+from app.core.attacks.breakage import GroundTruth
 from app.core.attacks.reconstruct import Method, reconstruct
 from app.core.attacks.scoring import Relatedness
 from app.core.disassociation.loss import tlost
@@ -106,11 +105,12 @@ def audit_disassociation(
         for selection in params.selections
     ]
     runs.append(("random", "random", None, False))
+    truth = GroundTruth(corpus, result)
     report("reassociate")
     measured: dict[str, dict[str, Any]] = {}
     for done, (key, method, relatedness, update) in enumerate(runs):
         rebuilt = reconstruct(release, relatedness, method, seed=params.seed, update=update)
-        measured[key] = asdict(measure_reconstruction(corpus, result, rebuilt))
+        measured[key] = asdict(truth.measure(rebuilt))
         report("reassociate", (done + 1) / len(runs))
     return {
         "reassociation": measured,

@@ -29,7 +29,13 @@ from typing import Literal
 import numpy as np
 
 from app.core.attacks.scoring import Relatedness
-from app.core.attacks.selection import Selection, anchor_scores, best_anchors, incidence
+from app.core.attacks.selection import (
+    Selection,
+    anchor_scores,
+    anchor_scores_all,
+    best_anchors,
+    incidence,
+)
 from app.core.attacks.vpa import vpa_record_chunks
 from app.core.disassociation.model import DisassociatedRelease, PublicCluster
 from app.core.errors import InvalidParameter
@@ -119,8 +125,23 @@ class _Placer:
                 allowed[slot] = False
 
     def place_terms(self, terms: Sequence[str], copies: int, added: list[set[str]]) -> None:
-        for term in sorted(terms):
-            for slot in self._rank((term,), copies, None):
+        ordered = sorted(terms)
+        if self._update or self._method not in ("aba", "mra", "rga") or not ordered:
+            for term in ordered:
+                for slot in self._rank((term,), copies, None):
+                    self._put(slot, (term,), added)
+            return
+        # Anchors that do not grow score every term the same way whatever was placed before:
+        # one block for the whole term chunk (most of the attack's time otherwise, one call
+        # per term); ties drawn as :meth:`_rank` draws them, term by term.
+        selection: Selection = self._method
+        columns = [self._columns[t] for t in ordered]
+        block = anchor_scores_all(self._mask, self._scores[:, columns], selection)
+        for j, term in enumerate(ordered):
+            tiebreak = None
+            if self._ties == "random":
+                tiebreak = np.array([self._rng.random() for _ in range(self._n)])
+            for slot in best_anchors(block[:, j], copies, None, tiebreak):
                 self._put(slot, (term,), added)
 
 
