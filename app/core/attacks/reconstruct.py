@@ -94,6 +94,7 @@ class _Placer:
             terms = sorted({t for a in anchors for t in a} | set(targets))
             self._rows = {t: i for i, t in enumerate(terms)}
             self._mask = incidence(anchors, terms)
+            self._held = self._mask.sum(axis=1)
             self._columns = {t: j for j, t in enumerate(sorted(set(targets)))}
             self._scores = relatedness.matrix(terms, sorted(self._columns))
 
@@ -106,14 +107,16 @@ class _Placer:
         columns = [self._columns[t] for t in sub_record]
         term_scores = self._scores[:, columns].mean(axis=1)
         selection: Selection = self._method
-        scores = anchor_scores(self._mask, term_scores, selection)
+        scores = anchor_scores(self._mask, term_scores, selection, self._held)
         return best_anchors(scores, count, allowed, tiebreak)
 
     def _put(self, slot: int, sub_record: Row, added: list[set[str]]) -> None:
         added[slot].update(sub_record)
         if self._update and self._method in ("aba", "mra", "rga"):
             # Algorithm 5, line 6: the anchor grows with what was placed on it.
-            self._mask[slot, [self._rows[t] for t in sub_record]] = True
+            columns = [self._rows[t] for t in sub_record]
+            self._held[slot] += int(np.count_nonzero(~self._mask[slot, columns]))
+            self._mask[slot, columns] = True
 
     def place_chunk(self, chunk: Sequence[Row], added: list[set[str]]) -> None:
         """Each distinct sub-record joins as many best slots as it has copies; a slot takes at
