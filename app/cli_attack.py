@@ -20,7 +20,8 @@ import typer
 
 if TYPE_CHECKING:
     from app.core.attacks.settings import AuditSettings
-    from app.core.model import PublishedRelease, ReleaseLedger
+    from app.core.disassociation.model import Disassociation
+    from app.core.model import PublishedRelease, ReleaseLedger, Transaction
 
 __all__ = ["attack"]
 
@@ -60,6 +61,31 @@ def _settings(scoring: str, selection: str, seed: int | None, window: int) -> Au
         raise typer.BadParameter(exc.message) from exc
 
 
+def _disassociated(document: dict[str, Any], corpus: list[Transaction], path: Path
+                   ) -> tuple[PublishedRelease, Disassociation]:
+    """A disassociated release and its ground truth, which publish-local does not write
+    (it is what the chunks hide): the raw snapshot disassociated again with the release's
+    parameters. Disassociation draws nothing at random, so that gives the published chunks
+    back, or the raw file is not this release's snapshot."""
+    from app.core.disassociation.model import DisassociatedRelease
+    from app.core.disassociation.publish import publish_disassociation
+    from app.core.history import SeriesHistory
+    from app.core.model import PublishedRelease
+    from app.methods.registry import get_method
+
+    layout = DisassociatedRelease.from_json(document)
+    params = get_method("disassociation").parse(document.get("params", {}))
+    again = publish_disassociation(SeriesHistory(), corpus, frozenset(), params)
+    if again.release.layout != layout or again.disassociation is None:
+        raise typer.BadParameter(
+            f"{path} is not the snapshot of release {document['release_no']}: disassociated "
+            "again, it does not give the published chunks", param_hint="RAW")
+    release = PublishedRelease(release_no=int(document["release_no"]), clusters=[],
+                               global_bag={}, population_rates={},
+                               label=document.get("label"), layout=layout)
+    return release, again.disassociation
+
+
 def attack(
     raw: Annotated[list[Path], typer.Argument(help="raw snapshots, oldest first", exists=True)],
     published: Annotated[Path, typer.Option(help="publish-local's output directory",
@@ -87,7 +113,13 @@ def attack(
     releases: list[PublishedRelease] = []
     reports = []
     for path, (document, ledger, private_terms) in zip(raw, loaded, strict=True):
-        release = read_release(document)
+        corpus = read_corpus(path)
+        method = str(document.get("method", "sanony"))
+        truth = None
+        if method == "disassociation":
+            release, truth = _disassociated(document, corpus, path)
+        else:
+            release = read_release(document)
         release.private_terms = private_terms
         releases.append(release)
         known = uploaded if uploaded is not None else published_background(releases)
@@ -95,10 +127,9 @@ def attack(
         def show(phase: str, fraction: float, name: str = path.name) -> None:
             typer.echo(f"\r{name}: {phase:<9} {fraction:6.1%}", nl=False, err=True)
 
-        report = audit_report(read_corpus(path), release, ledger, known, settings,
-                              method=str(document.get("method", "sanony")),
+        report = audit_report(corpus, release, ledger, known, settings, method=method,
                               series_seed=int(document.get("params", {}).get("seed", 0)),
-                              progress=show)
+                              progress=show, disassociation=truth)
         typer.echo(f"\r{path.name}: {report['status']}, {report.get('seconds', 0) or 0:.2f} s"
                    + " " * 12, err=True)
         reports.append({"file": str(path), "release_no": release.release_no, **report})

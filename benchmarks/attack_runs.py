@@ -15,13 +15,13 @@ from app.core.attacks import (
     Relatedness,
     counterfeit_auc,
     measure_private,
-    measure_reconstruction,
     reassociate_private,
     reconstruct,
     row_coherence,
     row_sources,
 )
 from app.core.attacks.anony_measures import Holds, holds_term
+from app.core.attacks.breakage import GroundTruth
 from app.core.disassociation import DisassociationParams, disassociate, tlost
 from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, ReleaseLedger, Transaction
@@ -75,6 +75,7 @@ def disassociation(
             publish_s = time.perf_counter() - started
             release = result.public()
             base = {"corpus": corpus.name, "k": k, "m": m, "tlost": tlost(published, result)}
+            truth = GroundTruth(published, result)
             runs: list[tuple[str, str, Relatedness | None, bool]] = [
                 (s, name, rel, update)
                 for update in (False, True)
@@ -93,7 +94,7 @@ def disassociation(
                     update=update,  # type: ignore[arg-type]
                 )
                 attack_s = time.perf_counter() - started
-                report = measure_reconstruction(published, result, rebuilt)
+                report = truth.measure(rebuilt)
                 rows.append(
                     {
                         **base,
@@ -229,12 +230,11 @@ def spread(
     runs += [
         ("aba", name, rel, update) for name, rel in scoring.items() for update in (False, True)
     ]
+    truth = GroundTruth(corpus.published, result)
     rows = []
     for method, name, rel, update in runs:
         values = [
-            measure_reconstruction(
-                corpus.published,
-                result,
+            truth.measure(
                 reconstruct(release, rel, method, seed=seed, update=update),  # type: ignore[arg-type]
             )
             for seed in seeds

@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from app.core.disassociation.model import Disassociation
 
 __all__ = [
     "Row",
@@ -99,6 +102,16 @@ class PublicLayout(Protocol):
 
     def to_json(self) -> dict[str, Any]: ...
 
+    @property
+    def n_records(self) -> int:
+        """Records the release covers (its clusters' sizes), what ``n_rows`` counts."""
+        ...
+
+    @property
+    def n_clusters(self) -> int:
+        """Clusters it publishes."""
+        ...
+
 
 @dataclass(slots=True)
 class PublishedRelease:
@@ -120,7 +133,18 @@ class PublishedRelease:
 
     @property
     def n_rows(self) -> int:
+        """Published rows; for a method with its own layout, the records it covers (a
+        release list counts what a release publishes, rows or records)."""
+        if self.layout is not None:
+            return self.layout.n_records
         return sum(c.size for c in self.clusters)
+
+    @property
+    def n_clusters(self) -> int:
+        """Published clusters, the layout's for a method with its own."""
+        if self.layout is not None:
+            return self.layout.n_clusters
+        return len(self.clusters)
 
     def term_totals(self) -> Counter[str]:
         """All copies of each private term: cluster segments plus global bag (section 2.3.2)."""
@@ -188,6 +212,11 @@ class Publication:
     #: Inv only: individual key -> signature (the private values its bucket must keep in
     #: every later release, m-invariance), to replace ``SeriesHistory.signatures`` entries.
     signatures_update: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: Disassociation only: the publisher's result, which aligns every chunk's sub-records
+    #: with their records. It is the ground truth of the job's semantic audit (SPEC 11) and
+    #: exactly what the public layout hides, so it is never stored: it lives as long as the
+    #: job's publication in memory, like the raw snapshot it indexes.
+    disassociation: Disassociation | None = None
 
 
 def release_from_counts(

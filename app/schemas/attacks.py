@@ -24,6 +24,24 @@ _EXAMPLE: dict[str, Any] = {
     "seconds": 0.41, "created_at": "2026-11-23T09:00:00Z",
 }
 
+_CHUNKS = {"accuracy": 0.5004, "accuracy_record_chunks": 0.3125, "accuracy_term_chunk": 0.5071,
+           "transactions_breakage": 0.8903, "km_breakage": 0.3341, "precision": 0.1431,
+           "records": 1309, "protected_itemsets": 20315}
+_RANDOM_CHUNKS = {**_CHUNKS, "accuracy": 0.4512, "transactions_breakage": 0.8712,
+                  "km_breakage": 0.2604, "precision": 0.1290}
+#: A disassociation series' report (method ``disassociation``): chunks reassociated.
+_CHUNK_EXAMPLE: dict[str, Any] = {
+    "series": "news", "release_no": 1, "status": "done", "reason": None,
+    "settings": {**_EXAMPLE["settings"], "selection": ["aba"]},
+    "background_transactions": 1412, "rows": 1310, "counterfeit_rows": 0,
+    "reassociation": {"aba-ngd": {**_CHUNKS, "accuracy": 0.4612},
+                      "aba+update-ngd": _CHUNKS, "random": _RANDOM_CHUNKS},
+    "best_reassociation": {"attack": "aba+update-ngd", **_CHUNKS, "lift_over_random": 1.109},
+    "disassociation": {"k": 5, "m": 2, "records": 1310, "clusters": 58, "joint_clusters": 3,
+                       "suppressed_records": 0, "tlost": 0.997},
+    "seconds": 2.9, "created_at": "2026-11-23T09:00:00Z",
+}
+
 
 class PrivateCopiesOut(BaseModel):
     """How many private copies one attack put on a row truly holding the term."""
@@ -45,10 +63,60 @@ class BestAttackOut(PrivateCopiesOut):
     lift_over_prior: float | None = Field(description="share / prior")
 
 
-class AttackReportOut(BaseModel):
-    """The report the publication job kept: aggregates only, never a term, row or individual."""
+class ReassociationOut(BaseModel):
+    """One attack on a disassociated release, scored (thesis chapter 5), each share in
+    [0, 1] over the records with a disassociated part."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE]})
+    model_config = ConfigDict(json_schema_extra={"examples": [_CHUNKS]})
+
+    accuracy: float = Field(description="Ac(D): formula 5.4 averaged, the share of each "
+                                        "record's disassociated terms put back on it")
+    accuracy_record_chunks: float = Field(description="The same over record-chunk terms")
+    accuracy_term_chunk: float = Field(description="The same over term-chunk terms")
+    transactions_breakage: float = Field(
+        description="Formulas 5.2-5.3: records with at least one disassociated term put back")
+    km_breakage: float = Field(
+        description="Protected itemsets (2 to m terms of one record split over chunks, "
+                    "support below k in the cluster) rebuilt on their record")
+    precision: float = Field(description="Share of the terms placed that are right (not a "
+                                         "thesis measure: what over-placing costs)")
+    records: int = Field(description="Records with a disassociated part")
+    protected_itemsets: int
+
+
+class BestReassociationOut(ReassociationOut):
+    model_config = ConfigDict(json_schema_extra={"examples": [_CHUNK_EXAMPLE[
+        "best_reassociation"]]})
+
+    attack: str = Field(description="Selection, reading and scoring, e.g. aba+update-ngd")
+    lift_over_random: float | None = Field(description="accuracy / the random baseline's")
+
+
+class DisassociationAuditOut(BaseModel):
+    """What the audit of a disassociated release attacked, and its information loss."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_CHUNK_EXAMPLE[
+        "disassociation"]]})
+
+    k: int
+    m: int
+    records: int = Field(description="Records published (in clusters)")
+    clusters: int
+    joint_clusters: int
+    suppressed_records: int
+    tlost: float = Field(description="The thesis's information loss (3.4): share of the "
+                                     "terms of support at least k that some cluster "
+                                     "publishes in its term chunk")
+
+
+class AttackReportOut(BaseModel):
+    """The report the publication job kept: aggregates only, never a term, row or individual.
+
+    Anony-style releases fill ``private_copies``, ``best`` and ``counterfeit_detection``;
+    disassociated releases ``reassociation``, ``best_reassociation`` and ``disassociation``.
+    """
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_EXAMPLE, _CHUNK_EXAMPLE]})
 
     series: str
     release_no: int
@@ -57,10 +125,12 @@ class AttackReportOut(BaseModel):
     reason: str | None = Field(
         description="Why it was skipped: no_background, no_background_uploaded, "
                     "untraceable_rows (a published row matches no transaction: generalised "
-                    "rows), method_not_supported")
+                    "rows), no_ground_truth (a disassociated release without the "
+                    "publisher's result), method_not_supported")
     settings: dict[str, Any] = Field(description="The series' semantic_audit as it ran")
     background_transactions: int = Field(description="Transactions the attacker learnt from")
-    rows: int | None = Field(None, description="Rows of the release, counterfeits included")
+    rows: int | None = Field(None, description="Rows of the release, counterfeits included; "
+                                               "records of a disassociated release")
     counterfeit_rows: int | None = Field(None, description="Counterfeit rows (ledger)")
     tracing: Literal["individuals", "content"] | None = Field(
         None, description="How true rows were traced to their transactions: by the unique "
@@ -77,6 +147,14 @@ class AttackReportOut(BaseModel):
         None, description="Per scoring: AUC of telling counterfeits from true rows by row "
                           "coherence (all_rows, multi_term_rows), and by row size alone "
                           "(row_size, no semantics); 0.5 is blind, null undefined")
+    reassociation: dict[str, ReassociationOut] | None = Field(
+        None, description="Disassociation: per attack (selection, +update for Algorithm 5 "
+                          "line 6 read literally, scoring; and the random baseline), the "
+                          "chunks reassociated, scored against the publisher's result")
+    best_reassociation: BestReassociationOut | None = Field(
+        None, description="Disassociation: the semantic attack with the highest accuracy")
+    disassociation: DisassociationAuditOut | None = Field(
+        None, description="Disassociation: what was attacked, and tlost")
     seconds: float | None = Field(None, description="Run time of the audit in the job")
     created_at: dt.datetime
 

@@ -50,6 +50,6 @@ def summary(release: PublishedRelease, method: str) -> ReleaseSummary:
         label=release.label,
         method=method,
         n_rows=release.n_rows,
-        n_clusters=len(release.clusters),
+        n_clusters=release.n_clusters,
         counterfeits=sum(c.counterfeits for c in release.clusters) + release.global_counterfeits,
     )

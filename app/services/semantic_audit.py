@@ -35,6 +35,7 @@ from app.io.compact import CompactCorpus
 from app.observability import logger
 from app.runtime import Runtime
 from app.schemas.attacks import AttackReportOut, BackgroundOut
+from app.services.history import attach_layouts
 from app.services.ingest import Corpus
 from app.services.payload import decode_corpus, encode_corpus, publication_input
 from app.services.progress import ProgressTracker, flush_progress
@@ -95,13 +96,20 @@ async def _audit(session: AsyncSession, series: Series, job: Job, publication: P
         corpus = _transactions(decode_corpus(payload), series, job.extra_private_terms)
         return audit_report(corpus, publication.release, publication.ledger, background,
                             settings, method=series.method,
-                            series_seed=effective_params(series).seed,
-                            progress=lambda _, f: tracker(ATTACK_PHASE, _START + _SPAN * f))
+                            series_seed=_series_seed(series),
+                            progress=lambda _, f: tracker(ATTACK_PHASE, _START + _SPAN * f),
+                            disassociation=publication.disassociation)
 
     report = await asyncio.to_thread(run)
     # The whole audit as the job saw it: reading the snapshot and the background included.
     report["seconds"] = round(time.perf_counter() - started, 4)
     return report
+
+
+def _series_seed(series: Series) -> int:
+    # Disassociation draws nothing at random and takes no seed; the audit's ties then draw
+    # from 0 unless the audit's own ``seed`` says otherwise.
+    return int(getattr(effective_params(series), "seed", 0))
 
 
 def _transactions(corpus: CompactCorpus, series: Series, extra: Sequence[str]
@@ -125,6 +133,8 @@ async def _background(session: AsyncSession, series: Series, settings: AuditSett
             lambda: [sorted(t.terms) for t in _transactions(decode_corpus(payload), series, [])])
     earlier = [m for m in await ReleaseRepository(session).list(series.id) if m.id != release_id]
     releases = await load_releases(session, earlier)
+    # Disassociated releases publish chunks, not rows: their layouts are the background.
+    await attach_layouts(session, series.method, earlier, releases)
     return published_background([*releases, release])
 
 

@@ -108,9 +108,16 @@ async def test_disassociation_series_end_to_end(client: httpx.AsyncClient) -> No
                             headers={**publisher, "Content-Type": "text/plain"})
     assert dry.status_code == 200, dry.text
     assert dry.json()["release"]["release_no"] == 4 and dry.json()["risk"]["n_rows"] == 0
+    # The release counts the records it covers (it publishes chunks, not rows).
+    assert dry.json()["release"]["n_rows"] == len(snapshot(9))
     listed = (await client.get("/v1/series/clicks/releases", headers=analyst)).json()
     assert [(r["release_no"], r["method"]) for r in listed] == [
         (1, "disassociation"), (2, "disassociation"), (3, "disassociation")]
+    for item, records in zip(listed, snapshots, strict=True):
+        whole = (await client.get(f"/v1/series/clicks/releases/{item['release_no']}",
+                                  headers=analyst)).json()
+        assert item["n_rows"] == len(records) == whole["n_records"]
+        assert item["n_clusters"] == len(whole["clusters"]) > 0
 
 
 async def test_layout_is_read_back_from_postgres(client: httpx.AsyncClient,

@@ -73,3 +73,27 @@ def test_attack_needs_the_ledgers(published: Path, tmp_path: Path) -> None:
 def test_a_bad_setting_is_refused(published: Path) -> None:
     code, _, err = _attack(published, "--scoring", "bert")
     assert code == 2 and "scoring" in err
+
+
+def test_attack_on_disassociated_releases(tmp_path: Path) -> None:
+    """publish-local keeps no ground truth for chunks; the attack disassociates the raw file
+    again (nothing is drawn at random) and refuses a file that is not the release's."""
+    for number in (1, 2):
+        lines = "".join(" ".join(sorted(t.terms)) + "\n" for t in world(120, number))
+        (tmp_path / f"y{number}.dat").write_text(lines, encoding="utf-8")
+    published = RUNNER.invoke(cli, [
+        "publish-local", str(tmp_path / "y1.dat"), str(tmp_path / "y2.dat"),
+        "--method", "disassociation", "--private", "hiv",
+        "--params", '{"k": 2, "max_cluster_size": 10}', "--out", str(tmp_path / "out")])
+    assert published.exit_code == 0, published.output
+    code, out, err = _attack(tmp_path, "--selection", "mra")
+    assert code == 0, err
+    reports = json.loads(out)["releases"]
+    assert [r["status"] for r in reports] == ["done", "done"]
+    assert set(reports[1]["reassociation"]) == {"mra-ngd", "mra+update-ngd", "random"}
+    assert reports[1]["disassociation"]["records"] == reports[1]["rows"] == 120
+    # The snapshots swapped: neither gives its release's chunks back.
+    swapped = RUNNER.invoke(cli, ["attack", str(tmp_path / "y2.dat"), str(tmp_path / "y1.dat"),
+                                  "--published", str(tmp_path / "out")])
+    message = " ".join(swapped.stderr.replace("│", " ").split())  # rich wraps it in a box
+    assert swapped.exit_code == 2 and "is not the snapshot of release 1" in message

@@ -28,3 +28,35 @@ def test_downgrade_and_upgrade_again() -> None:
         command.downgrade(_config(url), "base")
         command.upgrade(_config(url), "head")
         command.check(_config(url))
+
+
+def test_0010_counts_the_records_of_stored_disassociation_releases() -> None:
+    """Releases stored before 0010 said 0 rows and 0 clusters; their layout knows better."""
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+    from app.db.embedded import libpq_url
+
+    with fresh_database() as url:
+        command.downgrade(_config(url), "0009_attacks")
+        with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+            series = conn.execute("INSERT INTO series (name, method, private_terms, params) "
+                                  "VALUES ('s', 'disassociation', '{}', '{}') RETURNING id"
+                                  ).fetchone()
+            assert series is not None
+            ids = [conn.execute(
+                "INSERT INTO releases (series_id, release_no, method, params, private_terms, "
+                "n_rows, n_clusters, population_rates, global_bag, global_counterfeits) "
+                "VALUES (%s, %s, %s, '{}', '{}', %s, 0, '{}', '{}', 0) RETURNING id",
+                (series[0], number, method, rows)).fetchone()[0]  # type: ignore[index]
+                for number, method, rows in ((1, "disassociation", 0), (2, "sanony", 6))]
+            for position, size in enumerate((3, 4)):
+                conn.execute("INSERT INTO disassociation_parts VALUES (%s, 'cluster', %s, %s)",
+                             (ids[0], position, Jsonb({"id": f"P{position + 1}", "size": size})))
+            conn.execute("INSERT INTO disassociation_parts VALUES (%s, 'header', 0, %s)",
+                         (ids[0], Jsonb({"k": 2, "m": 2})))
+        command.upgrade(_config(url), "head")
+        with psycopg.connect(libpq_url(url)) as conn:
+            counts = conn.execute("SELECT release_no, n_rows, n_clusters FROM releases "
+                                  "ORDER BY release_no").fetchall()
+        assert counts == [(1, 7, 2), (2, 6, 0)]

@@ -13,6 +13,8 @@ Modules, one concept each:
 - :mod:`~app.core.attacks.anony_measures`: their ground truth, share against the random
   reconstruction, counterfeit-detection AUC.
 - :mod:`~app.core.attacks.audit`: ``audit_release``, the whole audit in one call.
+- :mod:`~app.core.attacks.chunk_audit`: ``audit_disassociation``, the same for a
+  disassociated release, and its published background.
 - :mod:`~app.core.attacks.settings`: the series parameter ``semantic_audit``.
 - :mod:`~app.core.attacks.tracing`: published rows traced to transactions by content.
 - :mod:`~app.core.attacks.release_audit`: the report a publication job keeps (background
@@ -29,6 +31,7 @@ from app.core.attacks.anony_measures import (
 )
 from app.core.attacks.audit import AUDIT_PHASES, AuditParams, audit_release
 from app.core.attacks.breakage import BreakageReport, measure_reconstruction
+from app.core.attacks.chunk_audit import audit_disassociation, chunk_background
 from app.core.attacks.reconstruct import (
     METHODS,
     Method,
@@ -61,8 +64,10 @@ __all__ = [
     "Relatedness",
     "Selection",
     "TableRelatedness",
+    "audit_disassociation",
     "audit_release",
     "auc",
+    "chunk_background",
     "counterfeit_auc",
     "measure_private",
     "measure_reconstruction",

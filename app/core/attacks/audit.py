@@ -25,7 +25,7 @@ from app.core.errors import InvalidParameter
 from app.core.model import PublishedRelease, ReleaseLedger, Transaction
 from app.core.progress import Progress, ProgressCallback
 
-__all__ = ["AUDIT_PHASES", "AuditParams", "audit_release"]
+__all__ = ["AUDIT_PHASES", "AuditParams", "audit_release", "relatedness_for"]
 
 #: Phases reported through :mod:`app.core.progress`.
 AUDIT_PHASES: tuple[str, ...] = ("scoring", "private", "coherence")
@@ -53,6 +53,17 @@ class AuditParams:
             )
         if self.window < 1:
             raise InvalidParameter("window: must be at least 1", {"param": "window"})
+
+
+def relatedness_for(
+    background: Sequence[Sequence[str]], params: AuditParams
+) -> dict[str, Relatedness]:
+    """The scoring stage ``params`` ask for, by key suffix: offline NGD (``ngd``, cheap, the
+    reference) always, skip-gram embeddings (``we``) when ``params.embeddings``."""
+    scorers: dict[str, Relatedness] = {"ngd": CooccurrenceRelatedness(background)}
+    if params.embeddings:
+        scorers["we"] = EmbeddingRelatedness(background, seed=params.seed, window=params.window)
+    return scorers
 
 
 def audit_release(
@@ -95,9 +106,7 @@ def audit_release(
     report = Progress(progress, AUDIT_PHASES)
     report("scoring")
     sources = row_sources(corpus, release, ledger)
-    scorers: dict[str, Relatedness] = {"ngd": CooccurrenceRelatedness(background)}
-    if params.embeddings:
-        scorers["we"] = EmbeddingRelatedness(background, seed=params.seed, window=params.window)
+    scorers = relatedness_for(background, params)
     report("private")
     private: dict[str, dict[str, Any]] = {}
     attacks = [(s, n, r) for n, r in scorers.items() for s in params.selections]

@@ -27,22 +27,20 @@ from app.core.attacks.reconstruct import ReconstructedCluster, Reconstruction
 from app.core.disassociation.model import DisassociatedCluster, Disassociation
 from app.core.model import Transaction, make_row
 
-__all__ = ["BreakageReport", "measure_reconstruction"]
+__all__ = ["BreakageReport", "GroundTruth", "measure_reconstruction"]
 
 
 @dataclass(frozen=True, slots=True)
 class _Truth:
-    """One kept record: its anchor, its disassociated terms by kind, its split itemsets."""
+    """One kept record: its anchor, its disassociated terms by kind (and all of them: read
+    for every slot it could be matched to, so computed once), its split itemsets."""
 
     anchor: frozenset[str]
     record_chunk_terms: frozenset[str]
     term_chunk_terms: frozenset[str]
     shared_terms: frozenset[str]
     protected: tuple[frozenset[str], ...]
-
-    @property
-    def disassociated(self) -> frozenset[str]:
-        return self.record_chunk_terms | self.term_chunk_terms | self.shared_terms
+    disassociated: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,16 +67,31 @@ class BreakageReport:
     protected_itemsets: int
 
 
+class GroundTruth:
+    """The true records of ``result``, per cluster, ready to score any number of
+    reconstructions of ``result.public()`` (an audit scores several: building this is about
+    half the cost of one measure)."""
+
+    def __init__(self, corpus: Sequence[Transaction], result: Disassociation) -> None:
+        shared = _shared_terms(result)
+        self._clusters = [
+            _truths(corpus, cluster, shared, result.params.k, result.params.m)
+            for cluster in result.clusters
+        ]
+
+    def measure(self, reconstruction: Reconstruction) -> BreakageReport:
+        """Score ``reconstruction`` (thesis 5.2)."""
+        pairs: list[tuple[_Truth, frozenset[str]]] = []
+        for truths, rebuilt in zip(self._clusters, reconstruction.clusters, strict=True):
+            pairs.extend(_match(truths, rebuilt))
+        return _report(pairs)
+
+
 def measure_reconstruction(
     corpus: Sequence[Transaction], result: Disassociation, reconstruction: Reconstruction
 ) -> BreakageReport:
     """Score ``reconstruction`` of ``result.public()`` against ``corpus`` (thesis 5.2)."""
-    shared = _shared_terms(result)
-    pairs: list[tuple[_Truth, frozenset[str]]] = []
-    for cluster, rebuilt in zip(result.clusters, reconstruction.clusters, strict=True):
-        truths = _truths(corpus, cluster, shared, result.params.k, result.params.m)
-        pairs.extend(_match(truths, rebuilt))
-    return _report(pairs)
+    return GroundTruth(corpus, result).measure(reconstruction)
 
 
 def _shared_terms(result: Disassociation) -> dict[int, set[str]]:
@@ -121,13 +134,17 @@ def _truths(
             for c in combinations(sorted(record), size)
             if support[frozenset(c)] < k and len({piece[t] for t in c}) > 1
         )
+        record_chunk_terms = frozenset().union(*subs[1:])
+        term_chunk_terms = record & cluster.term_chunk
+        shared_terms = frozenset(shared.get(i, ()))
         truths.append(
             _Truth(
                 anchor=anchor,
-                record_chunk_terms=frozenset().union(*subs[1:]),
-                term_chunk_terms=record & cluster.term_chunk,
-                shared_terms=frozenset(shared.get(i, ())),
+                record_chunk_terms=record_chunk_terms,
+                term_chunk_terms=term_chunk_terms,
+                shared_terms=shared_terms,
                 protected=protected,
+                disassociated=record_chunk_terms | term_chunk_terms | shared_terms,
             )
         )
     return truths
@@ -166,7 +183,14 @@ def _report(pairs: list[tuple[_Truth, frozenset[str]]]) -> BreakageReport:
     exposed = [(t, added) for t, added in pairs if t.disassociated]
     placed = sum(len(added) for _, added in pairs)
     right = sum(len(added & t.disassociated) for t, added in pairs)
-    protected = [(p, t.anchor | added) for t, added in pairs for p in t.protected]
+    # The rebuilt record once per record, not once per protected itemset of it.
+    protected = [
+        (p, rebuilt)
+        for t, added in pairs
+        if t.protected
+        for rebuilt in (t.anchor | added,)
+        for p in t.protected
+    ]
     return BreakageReport(
         accuracy=_share([(len(a & t.disassociated), len(t.disassociated)) for t, a in exposed]),
         accuracy_record_chunks=_share(

@@ -1,6 +1,8 @@
 """The audit a publication job keeps for auditors (SPEC 11): background, attack, report.
 
-:func:`~app.core.attacks.audit.audit_release` attacks and measures; this module decides what
+:func:`~app.core.attacks.audit.audit_release` attacks and measures an Anony-style release,
+:func:`~app.core.attacks.chunk_audit.audit_disassociation` a disassociated one (against the
+publisher's result, which the job still holds); this module decides what
 the attacker knows (:func:`published_background`), how rows are traced to their
 transactions (by individual, else :func:`~app.core.attacks.tracing.trace_by_content`) and
 what of it is kept (:func:`audit_report`): aggregate measures and run times only, never a
@@ -17,14 +19,16 @@ from typing import Any
 
 from app.core.attacks.anony_measures import Holds, holds_term
 from app.core.attacks.audit import audit_release
+from app.core.attacks.chunk_audit import audit_disassociation, chunk_background
 from app.core.attacks.settings import AuditSettings
 from app.core.attacks.tracing import trace_by_content
+from app.core.disassociation.model import DisassociatedRelease, Disassociation
 from app.core.errors import InvalidCorpus
 from app.core.model import PublishedRelease, ReleaseLedger, Transaction
 from app.core.progress import ProgressCallback
 
-__all__ = ["audit_report", "holds_for", "published_background", "skipped_report",
-           "untraceable"]
+__all__ = ["audit_report", "chunk_report", "holds_for", "published_background",
+           "skipped_report", "untraceable"]
 
 #: Methods whose releases are Anony-style (rows plus per-cluster private copies).
 ANONY_STYLE = ("sanony", "anony", "wong", "kanony", "scomp", "inv")
@@ -32,7 +36,8 @@ ANONY_STYLE = ("sanony", "anony", "wong", "kanony", "scomp", "inv")
 
 def published_background(releases: Sequence[PublishedRelease]) -> list[list[str]]:
     """What any analyst of the series knows of which terms go together: every public row,
-    with the private terms its cluster publishes.
+    with the private terms its cluster publishes; of a disassociated release, its chunks
+    (:func:`~app.core.attacks.chunk_audit.chunk_background`).
 
     A private term is never on a public row (it is in the cluster's segment), so rows alone
     would teach NGD nothing about private terms. The cluster is the finest place the release
@@ -46,6 +51,8 @@ def published_background(releases: Sequence[PublishedRelease]) -> list[list[str]
     """
     background: list[list[str]] = []
     for release in releases:
+        if isinstance(release.layout, DisassociatedRelease):
+            background.extend(chunk_background([release.layout]))
         for cluster in release.clusters:
             private = sorted(cluster.private_terms())
             background.extend([*row, *private] for row in cluster.rows)
@@ -95,16 +102,24 @@ def audit_report(
     method: str,
     series_seed: int = 0,
     progress: ProgressCallback | None = None,
+    disassociation: Disassociation | None = None,
 ) -> dict[str, Any]:
     """Attack ``release`` as ``settings`` say and return the report kept for auditors.
 
-    ``private_copies`` per attack (``aba-ngd``, ..., ``random``): copies placed, how many on a
-    row truly holding the term, the ``share``, the risk model's ``prior`` N(s,C*)/N(C*), the
-    ``random_expected`` share and the ``lift`` over it; ``best`` the semantic attack with the
-    highest share; ``counterfeit_detection`` per scoring the AUCs (0.5 = blind; ``null`` where
-    undefined); ``seconds`` the run time. Skipped (``status``) when nothing can be scored.
+    Anony-style releases: ``private_copies`` per attack (``aba-ngd``, ..., ``random``):
+    copies placed, how many on a row truly holding the term, the ``share``, the risk model's
+    ``prior`` N(s,C*)/N(C*), the ``random_expected`` share and the ``lift`` over it; ``best``
+    the semantic attack with the highest share; ``counterfeit_detection`` per scoring the
+    AUCs (0.5 = blind; ``null`` where undefined). Disassociated releases (``method``
+    ``disassociation``, ground truth ``disassociation``, the publisher's result):
+    ``reassociation`` per attack, ``best_reassociation`` and ``disassociation``
+    (:func:`chunk_report`). ``seconds`` the run time. Skipped (``status``) when nothing can
+    be scored.
     """
     started = time.perf_counter()
+    if method == "disassociation":
+        return chunk_report(corpus, release, disassociation, background, settings,
+                            series_seed=series_seed, progress=progress)
     if method not in ANONY_STYLE:
         return skipped_report("method_not_supported", settings, len(background))
     if not background:
@@ -135,6 +150,54 @@ def audit_report(
         "best": {"attack": best, **semantic[best],
                  "lift_over_prior": _ratio(semantic[best]["share"], semantic[best]["prior"])},
         "counterfeit_detection": raw["counterfeit_detection"],
+        "seconds": round(time.perf_counter() - started, 4),
+    })
+    return report
+
+
+def chunk_report(
+    corpus: Sequence[Transaction],
+    release: PublishedRelease,
+    truth: Disassociation | None,
+    background: Sequence[Sequence[str]],
+    settings: AuditSettings,
+    *,
+    series_seed: int = 0,
+    progress: ProgressCallback | None = None,
+) -> dict[str, Any]:
+    """The kept report of a disassociated release (thesis chapters 4-5).
+
+    ``reassociation`` per attack (``aba-ngd``, ``aba+update-ngd``, ..., ``random``): accuracy
+    (formula 5.4 averaged), by kind of chunk, transactions breakage (5.3), k^m-anonymity
+    breakage, precision and the counts they are over; ``best_reassociation`` the semantic
+    attack with the highest accuracy and its ``lift_over_random``; ``disassociation`` what
+    was attacked and its ``tlost``. Skipped without the publisher's result (``truth``: a
+    release read back from storage has lost it) or a background.
+    """
+    started = time.perf_counter()
+    if truth is None:
+        return skipped_report("no_ground_truth", settings, len(background))
+    if not background:
+        return skipped_report("no_background", settings, 0)
+    raw = audit_disassociation(corpus, truth, background, settings.audit_params(series_seed),
+                               progress)
+    attacks: dict[str, dict[str, Any]] = raw["reassociation"]
+    semantic = {k: v for k, v in attacks.items() if k != "random"}
+    best = max(semantic, key=lambda k: (semantic[k]["accuracy"], k))
+    report: dict[str, Any] = _finite({
+        "status": "done",
+        "reason": None,
+        "settings": settings.as_dict(),
+        "background_transactions": len(background),
+        "rows": release.n_rows,
+        "counterfeit_rows": 0,
+        "reassociation": attacks,
+        "best_reassociation": {
+            "attack": best, **semantic[best],
+            "lift_over_random": _ratio(semantic[best]["accuracy"],
+                                       attacks["random"]["accuracy"])},
+        "disassociation": {**raw["disassociation"],
+                           "tlost": round(raw["disassociation"]["tlost"], 6)},
         "seconds": round(time.perf_counter() - started, 4),
     })
     return report

@@ -85,6 +85,15 @@ class DisassociatedRelease:
     clusters: tuple[PublicCluster, ...]
     joint_clusters: tuple[PublicJointCluster, ...]
 
+    @property
+    def n_records(self) -> int:
+        """Records the release covers: its clusters' sizes (suppressed records excluded)."""
+        return sum(c.size for c in self.clusters)
+
+    @property
+    def n_clusters(self) -> int:
+        return len(self.clusters)
+
     def to_json(self) -> dict[str, Any]:
         """JSON-ready layout: clusters ``P1..`` with size, record chunks (lists of sub-records,
         each a sorted list of terms) and term chunk; joint clusters with shared chunks."""

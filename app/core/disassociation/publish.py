@@ -75,7 +75,7 @@ def publish_disassociation(
         "counterfeits": 0,
         "seconds": {"disassociate": round(time.perf_counter() - started, 4)},
     }
-    return Publication(release, ReleaseLedger(clusters=[]), summary)
+    return Publication(release, ReleaseLedger(clusters=[]), summary, disassociation=result)
 
 
 def _labelled_partition(corpus: Sequence[Transaction]) -> list[list[int]] | None:

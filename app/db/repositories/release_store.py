@@ -45,7 +45,7 @@ async def store_publication(
         params=dict(params),
         private_terms=sorted(release.private_terms),
         n_rows=release.n_rows,
-        n_clusters=len(release.clusters),
+        n_clusters=release.n_clusters,
         population_rates=dict(release.population_rates),
         global_bag=dict(release.global_bag),
         global_counterfeits=release.global_counterfeits,

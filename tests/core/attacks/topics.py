@@ -30,3 +30,27 @@ def world(n: int, seed: int, *, individuals: bool = True) -> list[Transaction]:
             chosen.add(rng.choice(other))
         out.append(Transaction.of(chosen, f"p{seed}-{i}" if individuals else None))
     return out
+
+
+#: Four topics for disassociation: a cluster mixes two, so a record's anchor tells its topic.
+MIXED = {
+    "crime": ["alibi", "arson", "court", "fine", "fraud", "judge", "parole", "theft"],
+    "food": ["bread", "butter", "cheese", "garlic", "olive", "pasta", "sauce", "wine"],
+    "health": ["clinic", "cough", "fever", "nurse", "pill", "rash", "viral", "ward"],
+    "sport": ["coach", "derby", "goal", "league", "match", "pitch", "referee", "striker"],
+}
+
+
+def mixed_clusters(n: int, seed: int, *, size: int = 10) -> list[Transaction]:
+    """``n`` transactions of three terms of one topic, labelled in clusters of ``size`` that
+    alternate two topics: the clustering keeps topics apart inside a cluster, which is where
+    a semantic attacker can tell records apart (horizontal partitioning alone would make
+    clusters of one topic, where semantics tells nothing)."""
+    rng = random.Random(seed)
+    names = sorted(MIXED)
+    out = []
+    for i in range(n):
+        group = i // size
+        topic = names[(2 * group + i % 2) % len(names)]
+        out.append(Transaction.of(rng.sample(MIXED[topic], 3), f"m{seed}-{i}", f"g{group}"))
+    return out
