@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-_ATTACK = {"copies": 120, "on_true_row": 31, "share": 0.2583, "prior": 0.1105,
+_ATTACK: dict[str, Any] = {"copies": 120, "on_true_row": 31, "share": 0.2583, "prior": 0.1105,
            "random_expected": 0.0917, "lift": 2.82}
 _EXAMPLE: dict[str, Any] = {
     "series": "prison-health", "release_no": 2, "status": "done", "reason": None,
@@ -24,9 +24,11 @@ _EXAMPLE: dict[str, Any] = {
     "seconds": 0.41, "created_at": "2026-11-23T09:00:00Z",
 }
 
-_CHUNKS = {"accuracy": 0.5004, "accuracy_record_chunks": 0.3125, "accuracy_term_chunk": 0.5071,
-           "transactions_breakage": 0.8903, "km_breakage": 0.3341, "precision": 0.1431,
-           "records": 1309, "protected_itemsets": 20315}
+_CHUNKS: dict[str, Any] = {
+    "accuracy": 0.5004, "accuracy_record_chunks": 0.3125, "accuracy_term_chunk": 0.5071,
+    "transactions_breakage": 0.8903, "km_breakage": 0.3341, "precision": 0.1431,
+    "records": 1309, "protected_itemsets": 20315,
+}
 _RANDOM_CHUNKS = {**_CHUNKS, "accuracy": 0.4512, "transactions_breakage": 0.8712,
                   "km_breakage": 0.2604, "precision": 0.1290}
 #: A disassociation series' report (method ``disassociation``): chunks reassociated.
