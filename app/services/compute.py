@@ -142,8 +142,10 @@ def _publish_in_child(conn: multiprocessing.connection.Connection, handoff: Hand
     # Final from here on: these bytes are what the next job of the series hands to its child.
     share_rows(release)
     packed = pack_release(release, publication.ledger)
+    # Disassociation's result (the chunks' alignment with their records) crosses too: it is
+    # the ground truth of the job's semantic audit, kept in memory only (SPEC 11).
     conn.send(("result", publication.report, publication.statistics_update,
-               publication.signatures_update, private_terms))
+               publication.signatures_update, private_terms, publication.disassociation))
     conn.send_bytes(packed)
 
 
@@ -243,9 +245,10 @@ async def publish_isolated(handoff: HandOff, progress: ProgressCallback | None =
 def _result(message: tuple[Any, ...], packed: bytes) -> Computed:
     """The child's ``result`` message and the packed release that follows it (unpacked here,
     in the reading thread: at 1M rows that is about a second)."""
-    _, report, statistics, signatures, private_terms = message
+    _, report, statistics, signatures, private_terms, disassociation = message
     release, ledger = unpack_release(packed)
-    return Computed(Publication(release, ledger, report, statistics, signatures),
+    return Computed(Publication(release, ledger, report, statistics, signatures,
+                                disassociation),
                     private_terms, packed)
 
 
