@@ -114,10 +114,15 @@ class _Placer:
     def _put(self, slot: int, sub_record: Row, added: list[set[str]]) -> None:
         added[slot].update(sub_record)
         if self._update and self._method in ("aba", "mra", "rga"):
-            # Algorithm 5, line 6: the anchor grows with what was placed on it.
-            columns = [self._rows[t] for t in sub_record]
-            self._held[slot] += int(np.count_nonzero(~self._mask[slot, columns]))
-            self._mask[slot, columns] = True
+            # Algorithm 5, line 6: the anchor grows with what was placed on it. Term by term
+            # (a sub-record has a few distinct terms): fancy indexing per placement cost
+            # more than the placement.
+            mask, held = self._mask, self._held
+            for term in sub_record:
+                row = self._rows[term]
+                if not mask[slot, row]:
+                    mask[slot, row] = True
+                    held[slot] += 1
 
     def place_chunk(self, chunk: Sequence[Row], added: list[set[str]]) -> None:
         """Each distinct sub-record joins as many best slots as it has copies; a slot takes at
