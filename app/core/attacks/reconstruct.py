@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from app.core.attacks.scoring import Relatedness
 from app.core.attacks.selection import (
@@ -83,11 +84,11 @@ class _Placer:
         targets: Sequence[str],
         relatedness: Relatedness | None,
         method: Method,
-        rng: random.Random,
+        draws: _Draws,
         options: tuple[Ties, bool],
     ) -> None:
         self._method = method
-        self._rng = rng
+        self._draws = draws
         self._n = len(anchors)
         self._ties, self._update = options
         if method in ("aba", "mra", "rga") and relatedness is not None:
@@ -101,7 +102,7 @@ class _Placer:
     def _rank(self, sub_record: Row, count: int, allowed: np.ndarray | None) -> list[int]:
         tiebreak = None
         if self._ties == "random" or self._method not in ("aba", "mra", "rga"):
-            tiebreak = np.array([self._rng.random() for _ in range(self._n)])
+            tiebreak = self._draws.take(self._n)
         if self._method not in ("aba", "mra", "rga"):
             return best_anchors(np.zeros(self._n), count, allowed, tiebreak)
         columns = [self._columns[t] for t in sub_record]
@@ -113,10 +114,15 @@ class _Placer:
     def _put(self, slot: int, sub_record: Row, added: list[set[str]]) -> None:
         added[slot].update(sub_record)
         if self._update and self._method in ("aba", "mra", "rga"):
-            # Algorithm 5, line 6: the anchor grows with what was placed on it.
-            columns = [self._rows[t] for t in sub_record]
-            self._held[slot] += int(np.count_nonzero(~self._mask[slot, columns]))
-            self._mask[slot, columns] = True
+            # Algorithm 5, line 6: the anchor grows with what was placed on it. Term by term
+            # (a sub-record has a few distinct terms): fancy indexing per placement cost
+            # more than the placement.
+            mask, held = self._mask, self._held
+            for term in sub_record:
+                row = self._rows[term]
+                if not mask[slot, row]:
+                    mask[slot, row] = True
+                    held[slot] += 1
 
     def place_chunk(self, chunk: Sequence[Row], added: list[set[str]]) -> None:
         """Each distinct sub-record joins as many best slots as it has copies; a slot takes at
@@ -129,23 +135,64 @@ class _Placer:
 
     def place_terms(self, terms: Sequence[str], copies: int, added: list[set[str]]) -> None:
         ordered = sorted(terms)
-        if self._update or self._method not in ("aba", "mra", "rga") or not ordered:
+        semantic = self._method in ("aba", "mra", "rga")
+        if not ordered:
+            return
+        if self._update and semantic:
             for term in ordered:
                 for slot in self._rank((term,), copies, None):
                     self._put(slot, (term,), added)
             return
         # Anchors that do not grow score every term the same way whatever was placed before:
         # one block for the whole term chunk (most of the attack's time otherwise, one call
-        # per term); ties drawn as :meth:`_rank` draws them, term by term.
-        selection: Selection = self._method
-        columns = [self._columns[t] for t in ordered]
-        block = anchor_scores_all(self._mask, self._scores[:, columns], selection)
-        for j, term in enumerate(ordered):
-            tiebreak = None
-            if self._ties == "random":
-                tiebreak = np.array([self._rng.random() for _ in range(self._n)])
-            for slot in best_anchors(block[:, j], copies, None, tiebreak):
-                self._put(slot, (term,), added)
+        # per term), ranked in one sort. Ties are drawn as :meth:`_rank` draws them, term by
+        # term (one row of the block of draws per term, in the same order), so the slots are
+        # those the term-by-term ranking picks. The random baseline scores every slot 0.
+        if self._method in ("aba", "mra", "rga"):
+            selection: Selection = self._method
+            columns = [self._columns[t] for t in ordered]
+            block = anchor_scores_all(self._mask, self._scores[:, columns], selection).T
+        else:
+            block = np.zeros((len(ordered), self._n))
+        if self._ties == "random" or not semantic:
+            ties = self._draws.take(self._n * len(ordered)).reshape(len(ordered), self._n)
+            order = np.lexsort((ties, -block), axis=-1)
+        else:
+            order = np.argsort(-block, axis=-1, kind="stable")
+        for term, slots in zip(ordered, order[:, :copies].tolist(), strict=True):
+            # Nothing to update on the anchors here: a plain add (one call per placement was
+            # a tenth of the attack).
+            for slot in slots:
+                added[slot].add(term)
+
+
+class _Draws:
+    """The tie-break numbers: the stream of ``rng.random()``, drawn many at a time.
+
+    Python's :class:`random.Random` and NumPy's ``MT19937`` are the same Mersenne Twister
+    and make a float from two 32-bit words the same way, so a NumPy generator started from
+    ``rng``'s state yields the very numbers ``[rng.random() for _ in range(n)]`` would, at
+    array speed (drawing them one by one in Python was a sixth of the attack). ``rng`` is
+    then left behind: with ``bulk`` off (VPA, which draws from ``rng`` itself between the
+    placements) every number comes from ``rng``.
+    """
+
+    def __init__(self, rng: random.Random, bulk: bool) -> None:
+        self._rng = rng
+        self._bulk: np.random.Generator | None = None
+        if bulk:
+            _, state, _ = rng.getstate()
+            bits = np.random.MT19937()
+            bits.state = {"bit_generator": "MT19937",
+                          "state": {"key": np.array(state[:-1], dtype=np.uint32),
+                                    "pos": state[-1]}}
+            self._bulk = np.random.Generator(bits)
+
+    def take(self, n: int) -> npt.NDArray[np.float64]:
+        """The next ``n`` numbers of the stream."""
+        if self._bulk is None:
+            return np.array([self._rng.random() for _ in range(n)], dtype=np.float64)
+        return self._bulk.random(n)
 
 
 def reconstruct(
@@ -193,6 +240,7 @@ def reconstruct(
     if method in ("aba", "mra", "rga") and relatedness is None:
         raise InvalidParameter(f"method {method} needs a relatedness", {"param": "method"})
     rng = random.Random(f"reconstruct:{method}:{seed}")
+    draws = _Draws(rng, bulk=method != "vpa")
     semantic = method if method in ("aba", "mra", "rga") else "random"
     copies = release.k - 1 if term_copies is None else term_copies
     added_all: list[list[set[str]]] = []
@@ -201,7 +249,7 @@ def reconstruct(
         added: list[set[str]] = [set() for _ in anchors]
         chunks = cluster.record_chunks[1:]
         targets = [t for chunk in chunks for s in chunk for t in s] + list(cluster.term_chunk)
-        placer = _Placer(anchors, targets, relatedness, semantic, rng, (ties, update))
+        placer = _Placer(anchors, targets, relatedness, semantic, draws, (ties, update))
         if method == "vpa":
             for slot, terms in enumerate(
                 vpa_record_chunks(
@@ -214,7 +262,7 @@ def reconstruct(
                 placer.place_chunk(chunk, added)
         placer.place_terms(list(cluster.term_chunk), min(copies, len(anchors)), added)
         added_all.append(added)
-    _place_shared(release, relatedness, semantic, rng, added_all, (ties, update))
+    _place_shared(release, relatedness, semantic, draws, added_all, (ties, update))
     return Reconstruction(
         method,
         tuple(
@@ -228,7 +276,7 @@ def _place_shared(
     release: DisassociatedRelease,
     relatedness: Relatedness | None,
     method: Method,
-    rng: random.Random,
+    draws: _Draws,
     added_all: list[list[set[str]]],
     options: tuple[Ties, bool],
 ) -> None:
@@ -237,7 +285,7 @@ def _place_shared(
         slots = [(c, i) for c in joint.clusters for i in range(release.clusters[c].size)]
         anchors = [a for c in joint.clusters for a in anchors_of(release.clusters[c])]
         targets = [t for chunk in joint.shared_chunks for s in chunk for t in s]
-        placer = _Placer(anchors, targets, relatedness, method, rng, options)
+        placer = _Placer(anchors, targets, relatedness, method, draws, options)
         joint_added: list[set[str]] = [set() for _ in slots]
         for chunk in joint.shared_chunks:
             placer.place_chunk(chunk, joint_added)
