@@ -28,7 +28,7 @@ __all__ = ["Repairer"]
 _STALL_ROUNDS = 12
 
 #: Suppressions of a copy that a mend of a published cluster put back, after which the pair is
-#: left to counterfeits (see ``Repairer._mended_with_s``).
+#: left to counterfeits (see ``Repairer._raised``).
 _UNDONE = 2
 
 
@@ -53,16 +53,15 @@ class Repairer:
         self.suppressor = Suppressor(
             state, j, max_suppression, suppression_floor, earlier, keep_in_bag
         )
-        #: (new cluster, s) given s-counterfeits so that a published cluster's overlap with it
-        #: holds enough copies of s (f2, Lemma 4). Once suppression has taken s from such a
-        #: cluster ``_UNDONE`` times, it is undoing that mend and the two would alternate for
-        #: ever (seen at 1M rows: one copy added, one suppressed, every two rounds, until the
-        #: round limit refused the release with most of its budget left); from then on the
-        #: new cluster's own rows are diluted with s̄-counterfeits instead.
-        self._mended_with_s: set[tuple[int, str]] = set()
         #: Terms whose copies the repair added to the new release for a published row (its
-        #: overlap needs them): suppressing them again would only undo the mend.
-        self._raised: set[str] = set()
+        #: overlap needs them, f2 of Lemma 4), with the new clusters that received them (none
+        #: for the global bag). A global lift of such a term is not suppressed at once: that
+        #: would only undo the mend. Once suppression has taken s from such a cluster
+        #: ``_UNDONE`` times, it is undoing that mend and the two would alternate for ever
+        #: (seen at 1M rows: one copy added, one suppressed, every two rounds, until the round
+        #: limit refused the release with most of its budget left); from then on the
+        #: cluster's own rows are diluted with s̄-counterfeits instead.
+        self._raised: dict[str, set[int]] = {}
 
     def violations(self) -> list[Violation]:
         """Rows over ``r_th``: the new release in full; published releases where they changed.
@@ -106,11 +105,15 @@ class Repairer:
             if resorting:
                 # Counterfeits no longer help the new release's rows: suppression, the last
                 # resort (SPEC 5). Published rows can only be mended by counterfeits.
-                published = [v for v in found if v[0][0] != self.j]
-                pinned = [v for v in found if v[0][0] == self.j and self._is_pinned(v)]
-                if self.suppressor.suppress(
-                    [v for v in found if v[0][0] == self.j and not self._is_pinned(v)]
-                ):
+                published: list[Violation] = []
+                pinned: list[Violation] = []
+                own: list[Violation] = []
+                for v in found:
+                    if v[0][0] != self.j:
+                        published.append(v)
+                    else:
+                        (pinned if self._is_pinned(v) else own).append(v)
+                if self.suppressor.suppress(own):
                     stalled = 0
                     best = None
                 elif not published and not pinned:
@@ -164,7 +167,7 @@ class Repairer:
 
     def _is_pinned(self, violation: Violation) -> bool:
         ref, _row, s, _risk, kind = violation
-        if kind != "cluster" or (ref[1], s) not in self._mended_with_s:
+        if kind != "cluster" or ref[1] not in self._raised.get(s, ()):
             return False
         taken = self.suppressor.by_cluster.get(ref[1])
         return taken is not None and taken[s] >= _UNDONE
@@ -205,8 +208,7 @@ class Repairer:
             return
         _, c, with_s = best
         if with_s:
-            self._mended_with_s.add((c, s))
-            self._raised.add(s)
+            self._raised.setdefault(s, set()).add(c)
         self.perturber.add(c, 1, {s: 1} if with_s else {}, "fp2")
 
     def _mend_published_release(self, k: int, s: str) -> None:
@@ -216,7 +218,7 @@ class Repairer:
         f_old = s_range(old.total(s), old.n, o)
         with_s = f_new[1] < f_old[1]
         if with_s:
-            self._raised.add(s)
+            self._raised.setdefault(s, set())
         self.perturber.add_global(1, {s: 1} if with_s else {}, "fp2")
         if with_s and new.rates.get(s, 0.0) == 0.0:
             # A term the new release did not hold has no published rate yet; give it the
