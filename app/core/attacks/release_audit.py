@@ -138,11 +138,7 @@ def audit_report(
     semantic = {k: v for k, v in private.items() if k != "random"}
     best = max(semantic, key=lambda k: (semantic[k]["share"], k))
     report: dict[str, Any] = _finite({
-        "status": "done",
-        "reason": None,
-        "settings": settings.as_dict(),
-        "background_transactions": len(background),
-        "rows": release.n_rows,
+        **_done(settings, background, release),
         "tracing": tracing,
         "ambiguous_rows": ambiguous,
         "counterfeit_rows": ledger.counterfeit_rows,
@@ -185,11 +181,7 @@ def chunk_report(
     semantic = {k: v for k, v in attacks.items() if k != "random"}
     best = max(semantic, key=lambda k: (semantic[k]["accuracy"], k))
     report: dict[str, Any] = _finite({
-        "status": "done",
-        "reason": None,
-        "settings": settings.as_dict(),
-        "background_transactions": len(background),
-        "rows": release.n_rows,
+        **_done(settings, background, release),
         "counterfeit_rows": 0,
         "reassociation": attacks,
         "best_reassociation": {
@@ -201,6 +193,13 @@ def chunk_report(
         "seconds": round(time.perf_counter() - started, 4),
     })
     return report
+
+
+def _done(settings: AuditSettings, background: Sequence[Sequence[str]],
+          release: PublishedRelease) -> dict[str, Any]:
+    """The head every completed report starts with, whatever the method."""
+    return {"status": "done", "reason": None, "settings": settings.as_dict(),
+            "background_transactions": len(background), "rows": release.n_rows}
 
 
 def _ratio(a: float, b: float) -> float | None:
