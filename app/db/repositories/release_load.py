@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import orjson
 from psycopg.types.json import set_json_loads
@@ -20,6 +21,8 @@ from app.core import model as core
 from app.db.models import Release, ReleaseLedger
 from app.db.raw import driver_connection
 from app.db.repositories.terms import terms_by_id
+
+_T = TypeVar("_T")
 
 __all__ = ["ReleaseCache", "load_releases", "load_ledgers", "RELEASE_CACHE"]
 
@@ -112,16 +115,10 @@ async def load_releases(
     session: AsyncSession, models: Sequence[Release], *, cache: ReleaseCache | None = RELEASE_CACHE
 ) -> list[core.PublishedRelease]:
     """The public releases of ``models`` (same order), from the cache or the database."""
-    found: dict[int, core.PublishedRelease | None] = {
-        m.id: cache.get(m.id) if cache else None for m in models
-    }
-    missing = [m for m in models if found[m.id] is None]
-    if missing:
-        for m, release in zip(missing, await _load_uncached(session, missing), strict=True):
-            found[m.id] = release
-            if cache is not None:
-                cache.put(m.id, release)
-    return [r for r in (found[m.id] for m in models) if r is not None]
+    if cache is None:
+        return await _load_uncached(session, models)
+    return await _through_cache(models, cache.get, lambda m: _load_uncached(session, m),
+                                cache.put)
 
 
 async def _load_uncached(
@@ -194,14 +191,26 @@ async def load_ledgers(
     session: AsyncSession, models: Sequence[Release], *, cache: ReleaseCache | None = RELEASE_CACHE
 ) -> list[core.ReleaseLedger]:
     """The private ledgers of ``models`` (same order), from the cache or the database."""
-    found = {m.id: cache.get_ledger(m.id) if cache else None for m in models}
+    if cache is None:
+        return await _load_ledgers(session, models)
+    return await _through_cache(models, cache.get_ledger, lambda m: _load_ledgers(session, m),
+                                cache.put_ledger)
+
+
+async def _through_cache(
+    models: Sequence[Release],
+    cached: Callable[[int], _T | None],
+    load: Callable[[Sequence[Release]], Awaitable[list[_T]]],
+    keep: Callable[[int, _T], None],
+) -> list[_T]:
+    """What the cache holds for ``models`` (same order); the rest loaded in one go and kept."""
+    found = {m.id: cached(m.id) for m in models}
     missing = [m for m in models if found[m.id] is None]
     if missing:
-        for m, ledger in zip(missing, await _load_ledgers(session, missing), strict=True):
-            found[m.id] = ledger
-            if cache is not None:
-                cache.put_ledger(m.id, ledger)
-    return [found[m.id] for m in models]  # type: ignore[misc]
+        for m, value in zip(missing, await load(missing), strict=True):
+            found[m.id] = value
+            keep(m.id, value)
+    return [value for value in (found[m.id] for m in models) if value is not None]
 
 
 async def _load_ledgers(
