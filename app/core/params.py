@@ -44,9 +44,10 @@ class PublishParams:
     ``suppression_floor`` the copies that may be suppressed whatever that share (a small
     release's 1% is 0 or 1 copy, less than one new private term needs: docs/methods.md);
     ``suppression_scope`` what ``max_suppression`` is a share of: the new release's private
-    copies (``release``, SPEC 5) or those of the series so far, this release included, less
-    what the earlier releases suppressed (``series``: a release that meets many new and rising
-    terms may use what quieter releases left; docs/methods.md);
+    copies (``release``, SPEC 5's reading) or, the default, the larger of that and the share of
+    the series so far, this release included, less what the earlier releases suppressed
+    (``series``: a release that meets many new and rising terms may use what quieter releases
+    left; docs/methods.md, "Suppression budget");
     ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` for every
     random choice;
     ``max_repair_rounds`` guard of the Sanony post-condition loop; Wong's ``l``,
@@ -61,7 +62,7 @@ class PublishParams:
     align: bool = True
     max_suppression: float = 0.01
     suppression_floor: int = 3
-    suppression_scope: str = "release"
+    suppression_scope: str = "series"
     cluster_size: int = 10
     seed: int = 0
     max_repair_rounds: int = 200

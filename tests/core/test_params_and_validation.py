@@ -23,7 +23,7 @@ def test_defaults_follow_the_spec() -> None:
         "align": True,
         "max_suppression": 0.01,
         "suppression_floor": 3,
-        "suppression_scope": "release",
+        "suppression_scope": "series",
     }
     assert params.anony_threshold == 3.0  # ANONY_HEADROOM * r_th
     assert parse_params("wong", {}).for_method("wong")["strategy"] == "constant_ratio"

@@ -6,7 +6,7 @@ earlier release whatever is added; an overlap that pins a range cannot be widene
 of the term at fault are removed from the new release, terms with the fewest copies first, one
 copy per (place, term) and round, until the post-condition holds. A publication is refused for
 safety only when the copies to suppress would exceed ``max_suppression`` of the release's
-private copies.
+private copies and of what that share of the series' copies leaves (``suppression_scope``).
 
 Suppressed copies are removed from the data after the population rates were fixed (after FP1,
 section 3.2.1), like FP2's counterfeits are added after: the published ``ss(s, T^μ)`` keep their
@@ -44,8 +44,9 @@ class Suppressor:
         """``keep_in_bag``: copies of a term the global bag must keep (Kanony's invariant bag,
         SPEC 7: suppression takes copies from clusters, or bag copies above these);
         ``earlier``: the private copies of the earlier releases and the copies they
-        suppressed, for a budget over the series (``suppression_scope = "series"``); the
-        default ``(0, 0)`` is the release's own budget (SPEC 5). A release's copies are those
+        suppressed, for a budget over the series (``suppression_scope = "series"``, the
+        default: the larger of the release's own share and what the series' share leaves);
+        ``(0, 0)`` is the release's own budget (SPEC 5, ``suppression_scope = "release"``). A release's copies are those
         it holds before the repair, BP's s-counterfeit copies included (as before issue 8's
         suppression-first rule; on the B1 grid they are the difference between a budget of 4
         and 5 copies, and seed 2 at the defaults needs 5)."""
@@ -54,10 +55,13 @@ class Suppressor:
         release = state.releases[j]
         copies = sum(release.totals().values())
         before, used = earlier
+        own = math.floor(max_share * copies + 1e-9)
         # A share of the series so far, less what earlier releases took: the need is uneven
         # (a release meeting many new and rising terms needs several times 1% of its own
         # copies while others need none; docs/methods.md), the series' total stays bounded.
-        allowed = math.floor(max_share * (copies + before) + 1e-9) - used
+        # Never less than the release's own share, so that the series budget refuses nothing
+        # the release's budget (SPEC 5) would publish, even after a floor overspent it.
+        allowed = max(own, math.floor(max_share * (copies + before) + 1e-9) - used)
         # The share alone gives a release of 90 private copies no budget at all at 1%, yet a
         # private term new to it (held by 1-3 rows) can only be protected by suppression: the
         # floor keeps such small releases publishable (docs/methods.md, "Suppression").
