@@ -69,9 +69,9 @@ def _publish_checked(method: str, series: SmallSeries, extra: dict[str, object])
 
     The suppressed copies are checked against the budget: a share of the release's copies
     (``suppression_scope = "release"``), or by default the larger of that and the share of the
-    series' copies so far less what earlier releases suppressed. A release's copies are counted as published plus suppressed, an upper
-    bound of what the publisher counts (its copies before the repair, BP's s-counterfeit
-    copies included; the repair may add copies after)."""
+    series' copies so far less what earlier releases suppressed. A release's copies are counted as
+    published plus suppressed, an upper bound of what the publisher counts (its copies before the
+    repair, BP's s-counterfeit copies included; the repair may add copies after)."""
     raw = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed % 7}
     params = parse_params(method, {**raw, **extra})
     history = SeriesHistory()

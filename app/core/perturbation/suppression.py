@@ -41,15 +41,15 @@ class Suppressor:
         earlier: tuple[int, int] = (0, 0),
         keep_in_bag: Mapping[str, int] | None = None,
     ) -> None:
-        """``keep_in_bag``: copies of a term the global bag must keep (Kanony's invariant bag,
-        SPEC 7: suppression takes copies from clusters, or bag copies above these);
-        ``earlier``: the private copies of the earlier releases and the copies they
-        suppressed, for a budget over the series (``suppression_scope = "series"``, the
-        default: the larger of the release's own share and what the series' share leaves);
-        ``(0, 0)`` is the release's own budget (SPEC 5, ``suppression_scope = "release"``). A release's copies are those
-        it holds before the repair, BP's s-counterfeit copies included (as before issue 8's
-        suppression-first rule; on the B1 grid they are the difference between a budget of 4
-        and 5 copies, and seed 2 at the defaults needs 5)."""
+        """``keep_in_bag``: copies of a term the global bag must keep (Kanony's invariant bag, SPEC
+        7: suppression takes copies from clusters, or bag copies above these); ``earlier``: the
+        private copies of the earlier releases and the copies they suppressed, for a budget over the
+        series (``suppression_scope = "series"``, the default: the larger of the release's own share
+        and what the series' share leaves); ``(0, 0)`` is the release's own budget (SPEC 5,
+        ``suppression_scope = "release"``). A release's copies are those it holds before the repair,
+        BP's s-counterfeit copies included (as before issue 8's suppression-first rule; on the B1
+        grid they are the difference between a budget of 4 and 5 copies, and seed 2 at the defaults
+        needs 5)."""
         self.state = state
         self.j = j
         release = state.releases[j]
