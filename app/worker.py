@@ -56,7 +56,7 @@ async def recover_stalled(app: procrastinate.App, runtime: Runtime) -> int:
         async with runtime.db.session() as session:
             for ours in await session.scalars(
                 select(Job).where(Job.procrastinate_job_id.in_(ids), Job.status == "running")
-                .with_for_update()
+                .with_for_update(key_share=True)
             ):
                 note_interruption(ours, "worker_stalled")
         _log.warning("requeued stalled jobs", procrastinate_ids=ids)
@@ -71,7 +71,8 @@ async def requeue_dead_here(runtime: Runtime) -> int:
     """
     async with runtime.db.session() as session:
         running = (await session.scalars(
-            select(Job).where(Job.status == "running").with_for_update(skip_locked=True)
+            select(Job).where(Job.status == "running")
+            .with_for_update(skip_locked=True, key_share=True)
         )).all()
         dead = [job for job in running
                 if is_dead_here(job.worker_host, job.worker_pid, job.worker_started)]

@@ -9,13 +9,15 @@ here keeps the job's code to one call.
 
 The attack runs in a thread: it is numpy and scipy over a release already in memory, at most
 a fraction of the publication's time (docs/attacks.md). A job cancelled meanwhile rolls back
-at once; the thread finishes its computation and its result is dropped.
+at once; the thread stops at its next progress report (one attack run at most) and its
+partial result is dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -92,18 +94,34 @@ async def _audit(session: AsyncSession, series: Series, job: Job, publication: P
     if background is None:
         return skipped_report("no_background_uploaded", settings, 0)
 
+    cancelled = threading.Event()
+
+    def progress(_: str, fraction: float) -> None:
+        if cancelled.is_set():
+            # The job was cancelled: a thread cannot be stopped from outside, so it stops
+            # itself here rather than attack on for minutes with nobody to read the result.
+            raise AuditCancelled
+        tracker(ATTACK_PHASE, _START + _SPAN * fraction)
+
     def run() -> dict[str, Any]:
         corpus = _transactions(decode_corpus(payload), series, job.extra_private_terms)
         return audit_report(corpus, publication.release, publication.ledger, background,
                             settings, method=series.method,
-                            series_seed=_series_seed(series),
-                            progress=lambda _, f: tracker(ATTACK_PHASE, _START + _SPAN * f),
+                            series_seed=_series_seed(series), progress=progress,
                             disassociation=publication.disassociation)
 
-    report = await asyncio.to_thread(run)
+    try:
+        report = await asyncio.to_thread(run)
+    except asyncio.CancelledError:
+        cancelled.set()  # the awaited future is cancelled; its thread is told here
+        raise
     # The whole audit as the job saw it: reading the snapshot and the background included.
     report["seconds"] = round(time.perf_counter() - started, 4)
     return report
+
+
+class AuditCancelled(Exception):
+    """Raised in the audit's thread when its job was cancelled."""
 
 
 def _series_seed(series: Series) -> int:

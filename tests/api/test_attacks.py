@@ -213,3 +213,38 @@ async def test_the_job_shows_the_audit_s_progress(client: httpx.AsyncClient,
     finally:
         release.set()
     assert (await wait_job(client, job_id, ADMIN))["status"] == "succeeded"
+
+
+async def test_a_cancelled_job_stops_its_audit_thread(client: httpx.AsyncClient,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """DELETE during the audit: the job fails as cancelled, nothing is stored, and the
+    audit's thread stops at its next progress report instead of attacking on."""
+    started, stopped = threading.Event(), threading.Event()
+    reports = 0
+
+    def endless(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        nonlocal reports
+        started.set()
+        try:
+            for _ in range(600):  # a long audit, reporting every 50 ms
+                kwargs["progress"]("private", 0.5)
+                reports += 1
+                threading.Event().wait(0.05)
+        except semantic_audit.AuditCancelled:
+            stopped.set()
+            raise
+        raise AssertionError("the audit was never told of the cancellation")
+
+    monkeypatch.setattr(semantic_audit, "audit_report", endless)
+    await create_series(client, "stopped", private_terms=list(TOPICS), params=AUDITED)
+    publisher = await create_key(client, "publisher", "stopped")
+    posted = await client.post("/v1/series/stopped/releases", headers=publisher, json=_body(1))
+    job_id = posted.json()["id"]
+    assert await asyncio.to_thread(started.wait, 30)
+    deleted = await client.delete(f"/v1/jobs/{job_id}", headers=publisher)
+    assert deleted.status_code == 200, deleted.text
+    job = await wait_job(client, job_id, ADMIN)
+    assert (job["status"], job["error"]["code"]) == ("failed", "job_cancelled")
+    assert await asyncio.to_thread(stopped.wait, 10)
+    assert reports < 400  # stopped well before the end (30 s of reports)
+    assert (await client.get("/v1/series/stopped/releases", headers=ADMIN)).json() == []

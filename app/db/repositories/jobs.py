@@ -21,7 +21,11 @@ class JobRepository:
     async def get(self, job_id: uuid.UUID, *, for_update: bool = False) -> Job | None:
         statement = select(Job).where(Job.id == job_id)
         if for_update:
-            statement = statement.with_for_update()
+            # FOR NO KEY UPDATE: the running job's transaction holds FOR KEY SHARE on its row
+            # from the moment it stores the release (releases.job_id references it), and FOR
+            # UPDATE would wait behind it: a DELETE during the semantic audit hung until the
+            # audit ended. Nothing ever changes a job's key.
+            statement = statement.with_for_update(key_share=True)
         found: Job | None = await self.session.scalar(statement)
         return found
 
