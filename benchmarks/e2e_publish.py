@@ -39,10 +39,10 @@ from typing import Any
 import httpx
 import psutil
 
+from benchmarks.service import ADMIN, free_port, service_env, wait_ready
+
 DATA = Path(os.environ.get("SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webview-2.dat"))
 RESULTS = Path(__file__).resolve().parent / "results" / "e2e_publish.jsonl"
-TOKEN = "bench-admin-token-0123456789"
-ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 PHASES = ("upload+parse", "load", "prepare", "ipc", "anony", "bp", "fp1", "fp2", "verify",
           "store")
 
@@ -85,14 +85,6 @@ class PeakRss:
         self._stop.set()
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _psql(url: str, sql: str) -> None:
     import psycopg
 
@@ -121,20 +113,16 @@ def database(server_url: str | None, name: str) -> Iterator[str | None]:
 def service(database_url: str | None, data_dir: str, log: Path,
             rss: PeakRss) -> Iterator[str]:
     """The API and one worker, as separate processes; yields the API's base URL."""
-    port = _free_port()
-    env = {**os.environ, "SERIALPUB_ADMIN_TOKEN": TOKEN, "SERIALPUB_LOG_LEVEL": "WARNING",
-           "SERIALPUB_DATA_DIR": data_dir, "SERIALPUB_IN_PROCESS_WORKER": "false",
-           "SERIALPUB_WAIT_TIMEOUT": "7200", "SERIALPUB_WORKER_CONCURRENCY": "1"}
-    env.pop("DATABASE_URL", None)
-    if database_url:
-        env["DATABASE_URL"] = database_url
+    port = free_port()
+    env = service_env(data_dir, database_url, SERIALPUB_IN_PROCESS_WORKER="false",
+                      SERIALPUB_WAIT_TIMEOUT="7200", SERIALPUB_WORKER_CONCURRENCY="1")
     sink = log.open("ab")
     api = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
                            env=env, stdout=sink, stderr=sink)
     worker: subprocess.Popen[bytes] | None = None
     try:
         base = f"http://127.0.0.1:{port}"
-        _wait_ready(base, api)
+        wait_ready(base, api, seconds=180)
         worker = subprocess.Popen([sys.executable, "-m", "app", "worker", "--concurrency", "1"],
                                   env=env, stdout=sink, stderr=sink)
         rss.watch("api", api.pid)
@@ -148,17 +136,6 @@ def service(database_url: str | None, data_dir: str, log: Path,
                     process.wait(timeout=60)
                 if process.poll() is None:
                     process.kill()
-
-
-def _wait_ready(base: str, process: subprocess.Popen[bytes]) -> None:
-    for _ in range(900):
-        if process.poll() is not None:
-            raise SystemExit("the API exited during start-up (see the server log)")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                return
-        time.sleep(0.2)
-    raise SystemExit("the API did not become ready")
 
 
 def series_lines(size: int, releases: int, seed: int) -> tuple[list[list[bytes]], list[str]]:

@@ -52,22 +52,30 @@ def _server_cpu() -> float:
     return total
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def service_env(data_dir: str, database_url: str | None, **settings: str) -> dict[str, str]:
+    """The environment of a benchmarked service process: the admin token, quiet logs, its data
+    folder, ``database_url`` (``None``: the embedded PostgreSQL) and further ``SERIALPUB_*``
+    ``settings``."""
+    env = {**os.environ, "SERIALPUB_ADMIN_TOKEN": TOKEN, "SERIALPUB_LOG_LEVEL": "WARNING",
+           "SERIALPUB_DATA_DIR": data_dir, **settings}
+    env.pop("DATABASE_URL", None)
+    if database_url:
+        env["DATABASE_URL"] = database_url
+    return env
 
 
 @contextlib.contextmanager
 def server(data_dir: str, database_url: str | None, log: Path | None = None,
            workers: int = 1) -> Iterator[str]:
     """``serialpub serve`` in a subprocess on a free port; yields its base URL."""
-    port = _free_port()
-    env = {**os.environ, "SERIALPUB_ADMIN_TOKEN": TOKEN, "SERIALPUB_LOG_LEVEL": "WARNING",
-           "SERIALPUB_DATA_DIR": data_dir}
-    env.pop("DATABASE_URL", None)
-    if database_url:
-        env["DATABASE_URL"] = database_url
+    port = free_port()
+    env = service_env(data_dir, database_url)
     sink = log.open("ab") if log else subprocess.DEVNULL
     process = subprocess.Popen(
         [sys.executable, "-m", "app", "serve", "--port", str(port), "--workers", str(workers)],
@@ -75,7 +83,7 @@ def server(data_dir: str, database_url: str | None, log: Path | None = None,
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        _wait_ready(base, process)
+        wait_ready(base, process)
         SERVER_PID[0] = process.pid
         yield base
     finally:
@@ -83,10 +91,11 @@ def server(data_dir: str, database_url: str | None, log: Path | None = None,
         process.wait(timeout=60)
 
 
-def _wait_ready(base: str, process: subprocess.Popen[bytes]) -> None:
-    for _ in range(600):
+def wait_ready(base: str, process: subprocess.Popen[bytes], seconds: float = 120) -> None:
+    """Until ``/readyz`` answers 200; exits when the process dies or ``seconds`` pass."""
+    for _ in range(int(seconds / 0.2)):
         if process.poll() is not None:
-            raise SystemExit("the server exited during start-up")
+            raise SystemExit("the server exited during start-up (see its log)")
         with contextlib.suppress(httpx.HTTPError):
             if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
                 return
