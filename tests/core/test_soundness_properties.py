@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import random
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -227,7 +228,7 @@ def _publish_rising(extra: dict[str, object]) -> Publication:
         publication = publish("sanony", history, corpus, private, params)
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
-    assert violations(history.releases, 2.0) == []
+    assert violations(history.releases, params.r_th) == []
     return publication
 
 
@@ -281,3 +282,26 @@ def test_kanony_still_suppresses_a_new_term_and_keeps_its_bag() -> None:
     assert set(publication.ledger.suppressed) == {"X"}
     assert set(history.releases[0].global_bag) <= set(publication.release.global_bag)
     assert publication.report["counterfeits_by_phase"]["repair"] == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "told"),
+    [
+        ({"max_suppression": 0.0, "suppression_floor": 0, "max_repair_rounds": 2},
+         "a larger max_suppression"),
+        ({"r_th": 1.5, "max_repair_rounds": 1}, "more max_repair_rounds"),
+    ],
+)
+def test_a_refusal_says_what_was_spent_and_what_may_publish(
+    extra: dict[str, object], told: str
+) -> None:
+    """Nothing is stored, and the publisher reads the budget, what it spent, the rounds and
+    which parameter to change: the budget once spent, else the round guard."""
+    with pytest.raises(PublicationFailed) as failed:
+        _publish_rising(extra)  # r_th 2 unless ``extra`` says otherwise
+    details = failed.value.details
+    assert details["rows_over_threshold"] > 0
+    assert details["rounds"] == extra["max_repair_rounds"]
+    assert details["hint"].startswith(told) and told in str(failed.value)
+    spent = sum(details["suppressed"].values())
+    assert f"{spent} of {details['suppression_budget']} budgeted copies" in str(failed.value)

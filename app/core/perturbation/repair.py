@@ -122,15 +122,26 @@ class Repairer:
                 continue
             added += self._mend(found)
         worst = sorted(found, key=lambda v: -v[3])[:10]
+        suppressed = sum(self.suppressor.suppressed.values())
+        # What the publisher can change: the budget when it is spent, else the round guard
+        # when it was reached; r_th always (docs/methods.md, "Suppression budget").
+        if suppressed >= self.suppressor.budget:
+            hint = "a larger max_suppression (or suppression_floor) or a higher r_th"
+        elif round_no == max_rounds:
+            hint = "more max_repair_rounds, a larger max_suppression or a higher r_th"
+        else:
+            hint = "a higher r_th (counterfeits and suppression no longer lower these rows)"
         raise PublicationFailed(
             f"the series is not serially preserving after {round_no} repair rounds: "
-            f"{len(found)} rows over r_th = {self.r_th} with "
-            f"{sum(self.suppressor.suppressed.values())} copies suppressed (the budget of "
-            f"max_suppression is {self.suppressor.budget}); nothing was stored",
+            f"{len(found)} rows over r_th = {self.r_th} with {suppressed} of "
+            f"{self.suppressor.budget} budgeted copies suppressed; nothing was stored; "
+            f"{hint} may publish this snapshot",
             {
                 "rows_over_threshold": len(found),
                 "suppressed": dict(self.suppressor.suppressed),
                 "suppression_budget": self.suppressor.budget,
+                "rounds": round_no,
+                "hint": hint,
                 "worst": [
                     {
                         "release_no": self.state.releases[ref[0]].release_no,
