@@ -95,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cluster-size", type=int, default=10)
     p.add_argument("--anony-r-th", type=float, metavar="X",
                    help="threshold of the Anony step of sanony and kanony (their param "
-                   "anony_r_th, capped at each setting's r_th; default: r_th, as in the SPEC)")
+                   "anony_r_th, capped at each setting's r_th; default: the methods' own, "
+                   "3/8 of r_th)")
     p.add_argument("--seeds", type=int, help="number of seeds (series) per setting")
     p.add_argument("--first-seed", type=int, default=1)
     p.add_argument("--reconstructions", type=int)

@@ -176,7 +176,7 @@ def method_params(
     reads them (Inv keeps m = 2 and Wong l = 2, as in the paper's comparison).
 
     ``anony_r_th`` (``--anony-r-th``) is the threshold of the Anony step of the methods that
-    read it (Sanony, Kanony), capped at ``r_th``; ``None`` keeps their default (``r_th``).
+    read it (Sanony, Kanony), capped at ``r_th``; ``None`` keeps their default (3/8 of ``r_th``).
     Anony itself always sanitises to ``r_th``.
 
     >>> method_params("sanony", 8, 10, 1, anony_r_th=2).anony_r_th
