@@ -7,7 +7,7 @@ formula 21, over random reconstructions) and publish time per release. Sweeps of
 r_th around the defaults (sz 5%, rep 40%, r_th 8, 5 releases, 10% private terms), several
 seeds. Writes ``results.json``, ``results.md`` and the PNG figures.
 
-    python -m benchmarks.evaluate                      # the full run (about 20 min, 2 cores)
+    python -m benchmarks.evaluate --methods anony sanony kanony --jobs 2  # the grid (29 min)
     python -m benchmarks.evaluate --quick              # tiny sizes, for CI
     serialpub bench --quick --corpora B1 --experiments risk counterfeits
     python -m benchmarks.evaluate --corpora SYN --synthetic-size 5000 --quick
