@@ -175,13 +175,15 @@ def _new_term_series() -> tuple[list[list[Transaction]], frozenset[str]]:
 def _publish_all(
     corpora: list[list[Transaction]], private: frozenset[str], extra: dict[str, object]
 ) -> Publication:
+    """Sanony over ``corpora`` (r_th 1.6 unless ``extra`` says otherwise, clusters of 4), the
+    series judged after the last release; returns the last publication."""
     params = parse_params("sanony", {"r_th": 1.6, "cluster_size": 4, "seed": 1, **extra})
     history = SeriesHistory()
     for corpus in corpora:
         publication = publish("sanony", history, corpus, private, params)
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
-    assert violations(history.releases, 1.6) == []
+    assert violations(history.releases, params.r_th) == []
     return publication
 
 
@@ -221,15 +223,7 @@ def _rising_term_series() -> tuple[list[list[Transaction]], frozenset[str]]:
 
 
 def _publish_rising(extra: dict[str, object]) -> Publication:
-    corpora, private = _rising_term_series()
-    params = parse_params("sanony", {"r_th": 2.0, "cluster_size": 4, "seed": 1, **extra})
-    history = SeriesHistory()
-    for corpus in corpora:
-        publication = publish("sanony", history, corpus, private, params)
-        history.releases.append(publication.release)
-        history.ledgers.append(publication.ledger)
-    assert violations(history.releases, params.r_th) == []
-    return publication
+    return _publish_all(*_rising_term_series(), {"r_th": 2.0, **extra})
 
 
 def test_a_rising_term_is_suppressed_at_once_not_diluted() -> None:
