@@ -128,7 +128,7 @@ def attack(
             typer.echo(f"\r{name}: {phase:<9} {fraction:6.1%}", nl=False, err=True)
 
         report = audit_report(corpus, release, ledger, known, settings, method=method,
-                              series_seed=int(document.get("params", {}).get("seed", 0)),
+                              series_seed=int(document.get("params", {}).get("seed") or 0),
                               progress=show, disassociation=truth)
         typer.echo(f"\r{path.name}: {report['status']}, {report.get('seconds', 0) or 0:.2f} s"
                    + " " * 12, err=True)

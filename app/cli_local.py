@@ -8,8 +8,10 @@ a JSON file (a list of transactions, ``{"terms": [...], "individual"?, "cluster"
 release is written as the public JSON of API.md (``release-001.json``, ...); ``risk.json``
 holds the serial risk of every release once the whole series is out, and ``report.json``
 what each publication did (counterfeits by phase, timings). ``private/ledger-001.json``, ...
-are the ledgers (counterfeit rows, individuals): keep them, never publish them;
-``serialpub attack`` scores its attack against them.
+are the ledgers (counterfeit rows, individuals, and the secret each release's random choices
+were drawn from, ``randomness``): keep them, never publish them; ``serialpub attack`` scores
+its attack against them. A ``seed`` in ``--params`` makes every random choice follow from it
+(tests, benchmarks): a warning says so, and the public files never print it.
 """
 
 from __future__ import annotations
@@ -118,6 +120,9 @@ def publish_local(
             json.dumps(ledger_document(publication.release, publication.ledger)),
             encoding="utf-8")
         reports.append({"file": str(path), **publication.report})
+        warnings = publication.report.get("warnings")
+        for warning in warnings if isinstance(warnings, list) else []:
+            typer.echo(f"\nwarning: {warning['message']}", err=True)
         typer.echo(
             f"\r{path.name}: release {publication.release.release_no}, "
             f"{_size(publication.release, publication.report)}, "

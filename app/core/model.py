@@ -193,6 +193,10 @@ class ReleaseLedger:
     clusters: list[ClusterLedger]
     global_bag_counterfeits: dict[str, int] = field(default_factory=dict)
     suppressed: dict[str, int] = field(default_factory=dict)
+    #: Where the release's random choices came from, enough to reproduce them
+    #: (:func:`app.core.randomness.randomness_record`): ``{"source": "secret", "secret":
+    #: hex}`` or ``{"source": "publisher_seed", "seed": n}``. Never published.
+    randomness: dict[str, object] = field(default_factory=dict)
 
     @property
     def counterfeit_rows(self) -> int:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, TypeVar
 
 from app.core.errors import InvalidParameter
+from app.core.randomness import release_key
 
 _P = TypeVar("_P")
 
@@ -48,8 +49,10 @@ class PublishParams:
     the series so far, this release included, less what the earlier releases suppressed
     (``series``: a release that meets many new and rising terms may use what quieter releases
     left; docs/methods.md, "Suppression budget");
-    ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` for every
-    random choice;
+    ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` a
+    publisher-given seed for every random choice, for tests and benchmarks only (``None``, the
+    default: a secret drawn per release, ``secret``, set by the caller and kept in the private
+    ledger, never a parameter a request may give; :mod:`app.core.randomness`);
     ``max_repair_rounds`` guard of the Sanony post-condition loop; Wong's ``l``,
     ``strategy``, ``k_prime``, ``alpha``; Kanony's ``taxonomy``, ``gb_min_terms``,
     ``gb_retention``; sComp's ``d``, ``confidence``, ``other_releases``; Inv's ``m``.
@@ -64,7 +67,7 @@ class PublishParams:
     suppression_floor: int = 3
     suppression_scope: str = "series"
     cluster_size: int = 10
-    seed: int = 0
+    seed: int | None = None
     max_repair_rounds: int = 200
     l: int = 2  # noqa: E741 - the paper's symbol
     strategy: str = "constant_ratio"
@@ -77,6 +80,7 @@ class PublishParams:
     confidence: float = 0.8
     other_releases: int = 1
     m: int = 2
+    secret: str | None = None
 
     @property
     def anony_threshold(self) -> float:
@@ -84,6 +88,10 @@ class PublishParams:
         if self.anony_r_th is not None:
             return self.anony_r_th
         return max(1.0, ANONY_HEADROOM * self.r_th)
+
+    def randomness_key(self, release_no: int) -> str:
+        """The key of release ``release_no``'s random choices (:func:`release_key`)."""
+        return release_key(self.seed, self.secret, release_no)
 
     def for_method(self, method: str) -> dict[str, Any]:
         """The effective values of the parameters ``method`` reads (echoed by the API)."""
@@ -186,7 +194,8 @@ def _validate(p: PublishParams) -> None:
         "must be 'release' or 'series'",
     )
     _check("cluster_size", 1 <= p.cluster_size <= 100_000, "must be between 1 and 100000")
-    _check("seed", 0 <= p.seed < 2**63, "must be a non-negative 63-bit integer")
+    _check("seed", p.seed is None or 0 <= p.seed < 2**63,
+           "must be a non-negative 63-bit integer or null")
     _check("max_repair_rounds", 1 <= p.max_repair_rounds <= 100_000, "must be between 1 and 100000")
     _check("l", p.l >= 2, "must be at least 2")
     _check(

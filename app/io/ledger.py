@@ -35,6 +35,7 @@ def ledger_document(release: PublishedRelease, ledger: ReleaseLedger) -> dict[st
         ],
         "global_bag_counterfeits": ledger.global_bag_counterfeits,
         "suppressed": ledger.suppressed,
+        "randomness": ledger.randomness,
     }
 
 
@@ -47,7 +48,7 @@ def read_ledger(document: Mapping[str, Any]) -> tuple[ReleaseLedger, frozenset[s
         for c in document["clusters"]
     ]
     ledger = ReleaseLedger(clusters, dict(document["global_bag_counterfeits"]),
-                           dict(document["suppressed"]))
+                           dict(document["suppressed"]), dict(document.get("randomness", {})))
     return ledger, frozenset(document["private_terms"])
 
 

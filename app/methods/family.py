@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.params import PublishParams, parse_params
+from app.core.randomness import randomness_source
 from app.methods.base import Method, lazy_publisher
 
 __all__ = ["anony_family"]
@@ -23,7 +24,13 @@ def anony_family(name: str, rank: int, parameters: tuple[str, ...], publisher: s
         return parse_params(name, raw)
 
     def echo(params: PublishParams) -> dict[str, Any]:
-        return params.select(parameters)
+        # ``seed`` is never echoed: whoever knows it replays every random choice of the
+        # release and finds its counterfeits (app.core.randomness). Analysts learn only
+        # where the randomness came from.
+        echoed = params.select([p for p in parameters if p != "seed"])
+        if "seed" in parameters:
+            echoed["randomness"] = randomness_source(params.seed)
+        return echoed
 
     def risk_threshold(params: PublishParams) -> float:
         return params.r_th

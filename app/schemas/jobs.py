@@ -51,6 +51,11 @@ class JobOut(BaseModel):
         None, description="Auditors and admins only: the mechanism's report"
     )
     phase_seconds: dict[str, float] | None = Field(None, description="Auditors and admins only")
+    warnings: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="publisher_seed when the series' params.seed is set: every random "
+                    "choice of the release follows from it (tests and benchmarks only)",
+    )
     suppressed: dict[str, int] | None = Field(
         None,
         description="Copies of each private term suppressed as the last resort (SPEC 5), for "

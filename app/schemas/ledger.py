@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -27,6 +29,7 @@ class LedgerOut(BaseModel):
         "release_no": 2, "clusters": [{"cluster_id": "c1", "counterfeit": [False, True],
                                         "bp": 1, "fp1": 0, "fp2": 0, "suppressed": {}}],
         "global_counterfeits": 0, "global_bag_counterfeits": {}, "suppressed": {},
+        "randomness": {"source": "secret", "secret": "9f86d081884c7d65" * 4},
     }]})
 
     release_no: int
@@ -37,3 +40,9 @@ class LedgerOut(BaseModel):
     suppressed: dict[str, int] = Field(
         description="Copies of each private term suppressed from the release, global bag "
                     "included (SPEC 5)")
+    randomness: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Where the release's random choices came from, enough to reproduce it: "
+                    "{\"source\": \"secret\", \"secret\": hex} (drawn for the release "
+                    "from the CSPRNG) or {\"source\": \"publisher_seed\", \"seed\": n}; "
+                    "empty for releases published before randomness was recorded")

@@ -71,7 +71,7 @@ class ReleaseOut(BaseModel):
         json_schema_extra={
             "examples": [{
                 "series": "prison-health", "release_no": 2, "label": "2025", "method": "sanony",
-                "params": {"r_th": 2.0, "cluster_size": 2, "seed": 7}, "n_rows": 6,
+                "params": {"r_th": 2.0, "cluster_size": 2, "randomness": "secret"}, "n_rows": 6,
                 "population_rates": {"HIV": 0.1667, "cancer": 0.3333},
                 "global_bag": {"herpes": 1}, "global_counterfeits": 0,
                 "clusters": [{"cluster_id": "c1",
@@ -123,8 +123,9 @@ class PublishResult(BaseModel):
     risk: RiskSummary
     warnings: list[dict[str, str]] = Field(
         default_factory=list,
-        description="Dry runs: terms that fold onto a private term (NFKC case fold); the "
-                    "publication job writes the same to its report (ingest_warnings)",
+        description="Terms that fold onto a private term (NFKC case fold; dry runs: the "
+                    "publication job writes them to its report, ingest_warnings), and "
+                    "publisher_seed when the series' params.seed is set",
         examples=[[{"code": "term_folds_onto_private_term", "term": "hiv",
                     "private_term": "HIV", "treated_as": "private"}]],
     )

@@ -15,7 +15,7 @@ _EXAMPLE: dict[str, Any] = {
     "name": "prison-health",
     "method": "sanony",
     "private_terms": ["HIV", "cancer", "herpes"],
-    "params": {"r_th": 2, "cluster_size": 2, "seed": 7},
+    "params": {"r_th": 2, "cluster_size": 2},
 }
 
 
@@ -41,7 +41,8 @@ class SeriesOut(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [{**_EXAMPLE, "private_match": "casefold",
-                          "params": {"r_th": 2.0, "cluster_size": 2, "seed": 7,
+                          "params": {"r_th": 2.0, "cluster_size": 2,
+                                     "randomness": "secret",
                                      "anony_r_th": None,
                                      "max_repair_rounds": 200},
                           "n_releases": 0, "created_at": "2025-01-01T00:00:00Z"}]
@@ -55,3 +56,10 @@ class SeriesOut(BaseModel):
     params: dict[str, Any]
     n_releases: int
     created_at: dt.datetime
+    warnings: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="What makes the series' releases weaker than they could be: "
+                    "publisher_seed when params.seed is set (every random choice of every "
+                    "release then follows from it; the seed itself is never echoed)",
+        examples=[[{"code": "publisher_seed", "message": "params.seed is set: …"}]],
+    )

@@ -38,4 +38,5 @@ async def release_ledger(session: AsyncSession, series: Series, release_no: int)
         global_counterfeits=release.global_counterfeits,
         global_bag_counterfeits=dict(ledger.global_bag_counterfeits),
         suppressed=dict(ledger.suppressed),
+        randomness=dict(ledger.randomness),
     )

@@ -33,7 +33,7 @@ from app.services.jobs import CANCELLED
 from app.services.payload import encode_corpus, publication_input
 from app.services.releases import summary
 from app.services.risk import assess, default_r_th, public_counterfeits, risk_summary
-from app.services.series import effective_params
+from app.services.series import effective_params, series_warnings
 from app.tasks import defer_publication
 
 __all__ = ["create_job", "job_out", "get_job", "cancel_job", "wait_for_job", "dry_run",
@@ -42,7 +42,10 @@ __all__ = ["create_job", "job_out", "get_job", "cancel_job", "wait_for_job", "dr
 FINISHED = ("succeeded", "failed")
 
 
-def job_out(job: Job, series_name: str, principal: Principal | None) -> JobOut:
+def job_out(job: Job, series_name: str, principal: Principal | None,
+            warnings: list[dict[str, str]] | None = None) -> JobOut:
+    """The job as the API shows it to ``principal``; ``warnings``: the series' (a
+    publisher-given seed), else those the finished job's report recorded."""
     private = principal is not None and principal.sees_private
     poster = principal is not None and job.api_key_id == principal.key_id
     found = (job.report or {}).get("suppressed")
@@ -56,6 +59,8 @@ def job_out(job: Job, series_name: str, principal: Principal | None) -> JobOut:
         report=job.report if private else None,
         phase_seconds=job.phase_seconds if private else None,
         suppressed=dict(found) if isinstance(found, dict) and (private or poster) else None,
+        warnings=warnings if warnings is not None else list((job.report or {}).get(
+            "warnings", [])),
     )
 
 
@@ -172,7 +177,7 @@ async def dry_run(
         risk=risk_summary(risk, publication.release, cf, public,
                           dict(publication.ledger.suppressed) if principal.sees_private
                           else None),
-        warnings=warnings,
+        warnings=[*series_warnings(series), *warnings],
     )
 
 

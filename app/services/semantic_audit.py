@@ -127,7 +127,7 @@ class AuditCancelled(Exception):
 def _series_seed(series: Series) -> int:
     # Disassociation draws nothing at random and takes no seed; the audit's ties then draw
     # from 0 unless the audit's own ``seed`` says otherwise.
-    return int(getattr(effective_params(series), "seed", 0))
+    return int(getattr(effective_params(series), "seed", None) or 0)
 
 
 def _transactions(corpus: CompactCorpus, series: Series, extra: Sequence[str]

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.attacks.settings import parse_audit_settings
 from app.core.errors import InvalidCorpus, InvalidParameter
+from app.core.randomness import seed_warning
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Series
 from app.db.repositories.series import SeriesRepository
@@ -19,7 +20,7 @@ from app.methods.registry import get_method
 from app.schemas.series import SeriesCreate, SeriesOut
 
 __all__ = ["create_series", "get_series", "list_series", "series_out", "effective_params",
-           "echoed_params", "risk_threshold"]
+           "echoed_params", "risk_threshold", "series_warnings"]
 
 
 #: The series parameter that is not a method's (SPEC 11): validated and echoed on its own.
@@ -47,6 +48,12 @@ def risk_threshold(series: Series) -> float | None:
     return method.risk_threshold(method.parse(_method_params(series.params)))
 
 
+def series_warnings(series: Series) -> list[dict[str, str]]:
+    """Warnings every response about the series carries (a publisher-given seed)."""
+    warning = seed_warning(getattr(effective_params(series), "seed", None))
+    return [] if warning is None else [warning]
+
+
 def series_out(series: Series, n_releases: int) -> SeriesOut:
     return SeriesOut(
         name=series.name,
@@ -57,6 +64,7 @@ def series_out(series: Series, n_releases: int) -> SeriesOut:
                 AUDIT_PARAM: parse_audit_settings(series.params.get(AUDIT_PARAM)).as_dict()},
         n_releases=n_releases,
         created_at=series.created_at,
+        warnings=series_warnings(series),
     )
 
 

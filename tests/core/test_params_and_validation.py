@@ -15,7 +15,7 @@ def test_defaults_follow_the_spec() -> None:
     assert params.for_method("sanony") == {
         "r_th": 8.0,
         "cluster_size": 10,
-        "seed": 0,
+        "seed": None,
         "anony_r_th": None,
         "max_repair_rounds": 200,
         "backward": "where_needed",
@@ -30,7 +30,7 @@ def test_defaults_follow_the_spec() -> None:
     assert parse_params("scomp", {}).for_method("scomp") == {
         "r_th": 8.0,
         "cluster_size": 10,
-        "seed": 0,
+        "seed": None,
         "d": 4,
         "confidence": 0.8,
         "other_releases": 1,

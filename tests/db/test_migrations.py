@@ -60,3 +60,47 @@ def test_0010_counts_the_records_of_stored_disassociation_releases() -> None:
             counts = conn.execute("SELECT release_no, n_rows, n_clusters FROM releases "
                                   "ORDER BY release_no").fetchall()
         assert counts == [(1, 7, 2), (2, 6, 0)]
+
+
+def test_0012_takes_the_seed_out_of_public_params_into_the_ledger() -> None:
+    """Releases stored before 0012 printed their seed (0 by default): it goes to the ledger,
+    their public params say only ``publisher_seed``, and their renderings are dropped so that
+    they are rendered again without it."""
+    import psycopg
+
+    from app.db.embedded import libpq_url
+
+    with fresh_database() as url:
+        command.downgrade(_config(url), "0010_audit")
+        with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+            series = conn.execute("INSERT INTO series (name, method, private_terms, params) "
+                                  "VALUES ('s', 'sanony', '{}', '{}') RETURNING id").fetchone()
+            assert series is not None
+            ids = []
+            for number, params in ((1, '{"r_th": 2, "seed": 918273645}'), (2, '{"r_th": 2}')):
+                row = conn.execute(
+                    "INSERT INTO releases (series_id, release_no, method, params, "
+                    "private_terms, n_rows, n_clusters, population_rates, global_bag, "
+                    "global_counterfeits) VALUES (%s, %s, 'sanony', %s, '{}', 0, 0, '{}', "
+                    "'{}', 0) RETURNING id", (series[0], number, params)).fetchone()
+                assert row is not None
+                ids.append(row[0])
+                conn.execute("INSERT INTO release_ledgers (release_id, global_bag_counterfeits,"
+                             " suppressed) VALUES (%s, '{}', '{}')", (row[0],))
+                conn.execute(
+                    "INSERT INTO rendered_documents (release_id, key, media_type, etag, "
+                    "identity_size, gzip_size, chunk_bytes, n_chunks, created_at) VALUES "
+                    "(%s, 'release.json', 'application/json', 'x', 0, 0, 1, 0, now())",
+                    (row[0],))
+        command.upgrade(_config(url), "head")
+        with psycopg.connect(libpq_url(url)) as conn:
+            rows = conn.execute(
+                "SELECT r.release_no, r.params, l.randomness, (SELECT count(*) FROM "
+                "rendered_documents d WHERE d.release_id = r.id) FROM releases r "
+                "JOIN release_ledgers l ON l.release_id = r.id ORDER BY r.release_no"
+            ).fetchall()
+        assert rows == [
+            (1, {"r_th": 2, "randomness": "publisher_seed"},
+             {"source": "publisher_seed", "seed": 918273645}, 0),
+            (2, {"r_th": 2}, {}, 1),
+        ]

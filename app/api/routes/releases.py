@@ -35,7 +35,7 @@ from app.services import publishing, releases, renderings
 from app.services.auth import Principal
 from app.services.ingest import Limits, read_corpus
 from app.services.risk import release_risk
-from app.services.series import get_series
+from app.services.series import get_series, series_warnings
 from app.settings import Settings
 
 router = APIRouter(prefix="/v1/series/{name}/releases", tags=["releases"],
@@ -100,8 +100,8 @@ async def post_release(
                                              time.perf_counter() - parse_started)
     if wait:
         return await _await_release(runtime, principal, name, job.id)
-    return JSONResponse(publishing.job_out(job, name, principal).model_dump(mode="json"),
-                        status_code=202)
+    body = publishing.job_out(job, name, principal, series_warnings(series))
+    return JSONResponse(body.model_dump(mode="json"), status_code=202)
 
 
 async def _await_release(runtime: Runtime, principal: Principal, name: str,
@@ -120,7 +120,8 @@ async def _await_release(runtime: Runtime, principal: Principal, name: str,
         _, release = await releases.get_release(session, series, job.release_no)
         risk = await release_risk(session, series, job.release_no, None, principal.sees_private)
     result = PublishResult(dry_run=False, job=job_body,
-                           release=releases.summary(release, series.method), risk=risk)
+                           release=releases.summary(release, series.method), risk=risk,
+                           warnings=series_warnings(series))
     return JSONResponse(result.model_dump(mode="json"), status_code=201)
 
 

@@ -15,7 +15,6 @@ own, over the clusters as numpy vectors.
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core.model import Row
+from app.core.randomness import mechanism_random
 
 __all__ = ["AnonyCluster", "AnonyResult", "anonymise", "global_shares", "private_occurrences"]
 
@@ -263,7 +263,7 @@ def anonymise(
     terms, term_of, cluster_of, copies = private_occurrences(private_sets, partition)
     bounds = np.searchsorted(term_of, np.arange(len(terms) + 1))
     shuffled = list(range(len(partition)))
-    random.Random(f"refine:{seed}").shuffle(shuffled)
+    mechanism_random(str(seed), "refine").shuffle(shuffled)
     order = np.asarray(shuffled, dtype=np.int64)
     private_counts: list[Counter[str]] = [Counter() for _ in partition]
     shares: list[dict[str, int]] = [{} for _ in partition]

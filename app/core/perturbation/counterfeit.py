@@ -50,6 +50,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from app.core.model import Row
+from app.core.randomness import mechanism_random
 from app.core.risk.state import ClusterState, SeriesState
 
 __all__ = ["CounterfeitFactory"]
@@ -89,7 +90,7 @@ class CounterfeitFactory:
     ) -> None:
         self._state = state
         self._release = release
-        self._rng = random.Random(f"counterfeit:{seed}")
+        self._rng: random.Random = mechanism_random(str(seed), "counterfeit")
         self._corpus_terms = corpus_terms
         self._series_terms: Counter[str] | None = None
         self._cluster_terms: dict[int, Counter[str]] = {}

@@ -9,7 +9,6 @@ past that the publication fails with a report and nothing is returned to store.
 
 from __future__ import annotations
 
-import random
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +33,7 @@ from app.core.perturbation.counterfeit import CounterfeitFactory
 from app.core.perturbation.perturber import Perturber
 from app.core.perturbation.repair import Repairer
 from app.core.progress import Progress, ProgressCallback
+from app.core.randomness import mechanism_random
 from app.core.risk.state import ClusterState, ReleaseState, SeriesState
 
 __all__ = [
@@ -78,7 +78,7 @@ def anonymise_corpus(
         partition = lineage_clusters(rows, lineage_of, params.cluster_size)
     # Sanony/Kanony (``published`` given) sanitise with headroom; the Anony baseline to r_th.
     threshold = params.r_th if published is None else params.anony_threshold
-    result = anonymise(rows, private_sets, partition, threshold, f"{params.seed}:{release_no}")
+    result = anonymise(rows, private_sets, partition, threshold, params.randomness_key(release_no))
     return result, partition
 
 
@@ -133,7 +133,7 @@ def finalise(
 ) -> tuple[PublishedRelease, ReleaseLedger]:
     """Shuffle each cluster's rows (counterfeits become indistinguishable) and split the
     public release from the private ledger."""
-    rng = random.Random(f"shuffle:{seed}")
+    rng = mechanism_random(seed, "shuffle")
     clusters: list[PublishedCluster] = []
     ledgers: list[ClusterLedger] = []
     for cluster, members in zip(release.clusters, partition, strict=True):
@@ -205,7 +205,7 @@ def publish_anony(
     result, partition = anonymise_corpus(corpus, private_terms, params, release_no)
     state = release_state(result, release_no)
     published, ledger = finalise(
-        state, corpus, partition, f"{params.seed}:{release_no}", private_terms
+        state, corpus, partition, params.randomness_key(release_no), private_terms
     )
     return Publication(
         published,
@@ -238,7 +238,7 @@ def publish_sanony(
     """
     report = Progress(progress)
     release_no = history.next_release_no
-    seed = f"{params.seed}:{release_no}"
+    seed = params.randomness_key(release_no)
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
 

@@ -40,6 +40,7 @@ from app.core.model import (
 )
 from app.core.params import PublishParams
 from app.core.progress import Progress, ProgressCallback
+from app.core.randomness import mechanism_random
 from app.core.validation import individual_keys
 from app.core.variants.inv_buckets import BALANCING, ELIGIBILITY, Plan, Slot, plan_groups
 
@@ -122,7 +123,7 @@ def publish_inv(
     report = Progress(progress)
     started = time.perf_counter()
     release_no = history.next_release_no
-    seed = f"{params.seed}:{release_no}"
+    seed = params.randomness_key(release_no)
     report("anony", 0.0)
     keys = individual_keys(corpus, "inv")
     rows = [make_row(t.terms - private_terms) for t in corpus]
@@ -179,7 +180,7 @@ def _assemble(
     seed: str,
 ) -> tuple[PublishedRelease, ReleaseLedger]:
     """Cut each bucket, its groups in similarity order, into clusters."""
-    rng = random.Random(f"inv:{seed}")
+    rng = mechanism_random(seed, "inv")
     clusters: list[PublishedCluster] = []
     ledgers: list[ClusterLedger] = []
     totals: Counter[str] = Counter()

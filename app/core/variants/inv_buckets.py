@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.core.errors import PublicationFailed
+from app.core.randomness import mechanism_random
 
 __all__ = ["BALANCING", "ELIGIBILITY", "Plan", "Slot", "plan_groups"]
 
@@ -154,7 +155,7 @@ class _ValueDraw:
             total += frequencies[value]
             self._weights.append(total)
         self._extra = [v for v in sorted(set(extra)) if v not in frequencies]
-        self._rng = random.Random(f"inv-values:{seed}")
+        self._rng: random.Random = mechanism_random(seed, "inv-values")
 
     def values(self, taken: set[str], count: int) -> list[str]:
         chosen: list[str] = []

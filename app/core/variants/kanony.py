@@ -49,6 +49,7 @@ from app.core.model import Publication, Transaction
 from app.core.params import PublishParams
 from app.core.perturbation.sanony import publish_sanony
 from app.core.progress import ProgressCallback
+from app.core.randomness import mechanism_random
 from app.core.risk.state import ReleaseState
 from app.core.validation import MAX_TERM_LENGTH
 
@@ -173,7 +174,7 @@ def global_bag_counterfeits(
     result = BagCounterfeits(retained=dict.fromkeys(sorted(required - held), 1))
     held |= required
     missing = max(min_terms - len(held), 0)
-    rng = random.Random(f"kanony-bag:{seed}")
+    rng = mechanism_random(str(seed), "kanony-bag")
     for pool in (used, earlier):
         if not missing:
             break
@@ -218,7 +219,7 @@ def publish_kanony(
     categorised = categorise(corpus, params.taxonomy, private_terms)
     required = retained_terms(history, params.gb_retention)
     earlier = _earlier_terms(history)
-    seed = f"{params.seed}:{history.next_release_no}"
+    seed = params.randomness_key(history.next_release_no)
     added = BagCounterfeits()
     keep: dict[str, int] = {}
 

@@ -340,7 +340,7 @@ def publish_scomp(
     """
     report = Progress(progress)
     release_no = history.next_release_no
-    seed = f"{params.seed}:{release_no}"
+    seed = params.randomness_key(release_no)
     started = time.perf_counter()
     report("anony")
     rows = [make_row(t.terms - private_terms) for t in corpus]

@@ -21,7 +21,6 @@ likewise checked for every member of the group.
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -39,6 +38,7 @@ from app.core.model import (
 )
 from app.core.params import PublishParams
 from app.core.progress import Progress, ProgressCallback
+from app.core.randomness import mechanism_random
 from app.core.validation import individual_keys, validate_corpus
 from app.core.variants.wong_groups import (
     Group,
@@ -331,7 +331,7 @@ def _assemble(
     private_terms: frozenset[str],
     params: PublishParams,
 ) -> tuple[PublishedRelease, ReleaseLedger, dict[str, dict[str, tuple[int, int]]]]:
-    rng = random.Random(params.seed)
+    rng = mechanism_random(params.randomness_key(release_no), "wong-rows")
     clusters: list[PublishedCluster] = []
     ledgers: list[ClusterLedger] = []
     update: dict[str, dict[str, tuple[int, int]]] = {}

@@ -91,6 +91,11 @@ class ReleaseLedger(Base):
     )
     global_bag_counterfeits: Mapped[dict[str, int]] = mapped_column(JSONB, default=dict)
     suppressed: Mapped[dict[str, int]] = mapped_column(JSONB, default=dict)
+    #: Where the release's random choices came from, enough to reproduce it: the secret
+    #: drawn for it, or the publisher's seed (app.core.randomness). Never published.
+    randomness: Mapped[dict[str, Any]] = mapped_column(
+        JSONB, default=dict, server_default=text("'{}'::jsonb")
+    )
 
 
 class ClusterLedger(Base):

@@ -247,6 +247,7 @@ async def _load_ledgers(
             clusters=by_release[i],
             global_bag_counterfeits=dict(extra[i].global_bag_counterfeits) if i in extra else {},
             suppressed=dict(extra[i].suppressed) if i in extra else {},
+            randomness=dict(extra[i].randomness or {}) if i in extra else {},
         )
         for i in ids
     ]

@@ -58,6 +58,7 @@ async def store_publication(
             release_id=model.id,
             global_bag_counterfeits=dict(publication.ledger.global_bag_counterfeits),
             suppressed=dict(publication.ledger.suppressed),
+            randomness=dict(publication.ledger.randomness),
         )
     )
     cluster_pks = await _allocate_cluster_ids(session, len(release.clusters))
