@@ -29,8 +29,9 @@ well their terms go together (``docs/attacks.md``, "Counterfeits that cannot be 
 - **Definition 14's order** holds: the cluster's terms first; the corpus terms that meet
   them (weight ``λ``) only when the cluster's give no fresh row; terms that meet none of the
   chosen ones only last; then the minimal search over the cluster's, the corpus' and the
-  series' terms as before. Every draw comes from one seeded ``random.Random`` over sorted
-  terms: the same input gives the same counterfeits.
+  series' terms as before. Every draw comes from the release's secret ``counterfeit`` stream
+  (:mod:`app.core.randomness`) over sorted terms: the same input and key give the same
+  counterfeits.
 
 Decision: a counterfeit that no release holds yet is preferred, larger if need be; only when
 there is none anywhere is a row that no other cluster of this release holds taken, then the
