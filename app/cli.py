@@ -14,7 +14,7 @@ from typing import Annotated
 import sqlalchemy.exc
 import typer
 
-from app import cli_attack
+from app import cli_attack, cli_verify
 from app.settings import get_settings
 
 __all__ = ["cli", "main"]
@@ -284,6 +284,7 @@ def _register_local_commands() -> None:
 
 _register_local_commands()
 cli.command("attack")(cli_attack.attack)
+cli.command("verify")(cli_verify.verify)
 
 
 def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:

@@ -1,0 +1,183 @@
+"""``serialpub verify``: an auditor's check of a series from its public releases alone.
+
+    serialpub verify releases/                                  # publish-local's output
+    serialpub verify http://host:8000/v1/series/prison-health --key KEY
+
+Every row's serial risk (SPEC 4, formula 15) is recomputed from the public release JSON (the
+files, or ``GET …/releases/{no}`` for each release), nothing else: no ledger, no stored risk.
+Each release is judged against the ``r_th`` it prints (``--r-th`` overrides). From a series
+URL with an auditor's or admin's key, the service's own figures (``GET …/risk``) are compared
+with the recomputation, release by release.
+
+Exit status: 0 when every row is within ``r_th`` (and the service agrees), 1 on a breach,
+3 when the service's figures disagree with the recomputation, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from app.core.model import PublishedRelease
+from app.core.risk.assess import assess_series
+from app.io.ledger import read_release
+
+__all__ = ["verify"]
+
+#: Relative tolerance between the service's figure and the recomputation (both floats).
+_TOLERANCE = 1e-9
+
+
+def _get(url: str, key: str | None) -> Any:
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    if key:
+        request.add_header("Authorization", f"Bearer {key}")
+    try:
+        with urllib.request.urlopen(request, timeout=300) as response:  # noqa: S310
+            return json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode("utf-8", "replace")[:300]
+        raise typer.BadParameter(f"GET {url}: {exc.code} {detail}", param_hint="SOURCE") from exc
+    except urllib.error.URLError as exc:
+        raise typer.BadParameter(f"GET {url}: {exc.reason}", param_hint="SOURCE") from exc
+
+
+def _from_directory(path: Path) -> list[dict[str, Any]]:
+    files = sorted(path.glob("release-*.json"))
+    if not files:
+        raise typer.BadParameter(f"{path} holds no release-NNN.json", param_hint="SOURCE")
+    return [json.loads(f.read_text(encoding="utf-8")) for f in files]
+
+
+def _from_service(url: str, key: str | None) -> tuple[list[dict[str, Any]], Any]:
+    base = url.rstrip("/")
+    listed = _get(f"{base}/releases", key)
+    documents = [_get(f"{base}/releases/{r['release_no']}", key) for r in listed]
+    try:
+        service_risk = _get(f"{base}/risk", key)
+    except typer.BadParameter:
+        service_risk = None  # an analyst's key: the recomputation alone
+    return documents, service_risk
+
+
+def _releases(documents: Sequence[dict[str, Any]]) -> list[PublishedRelease]:
+    if any(
+        "clusters" not in d or "rows" not in (d["clusters"] or [{"rows": []}])[0] for d in documents
+    ):
+        raise typer.BadParameter(
+            "only row-publishing releases (Anony family) have a serial risk to verify",
+            param_hint="SOURCE",
+        )
+    numbers = [d["release_no"] for d in documents]
+    if numbers != list(range(1, len(numbers) + 1)):
+        raise typer.BadParameter(
+            f"releases must be 1..n without gaps, found {numbers}", param_hint="SOURCE"
+        )
+    return [read_release(d) for d in documents]
+
+
+def _disagreements(ours: Sequence[dict[str, Any]], theirs: Sequence[dict[str, Any]]) -> list[str]:
+    found = []
+    by_no = {r["release_no"]: r for r in theirs}
+    for mine in ours:
+        other = by_no.get(mine["release_no"])
+        if other is None:
+            found.append(f"release {mine['release_no']}: the service reports no risk")
+            continue
+        if other["rows_over_threshold"] != mine["rows_over_threshold"] or not math.isclose(
+            other["max_serial_risk"],
+            mine["max_serial_risk"],
+            rel_tol=_TOLERANCE,
+            abs_tol=_TOLERANCE,
+        ):
+            found.append(
+                f"release {mine['release_no']}: service max {other['max_serial_risk']}, "
+                f"{other['rows_over_threshold']} rows over; recomputed max "
+                f"{mine['max_serial_risk']}, {mine['rows_over_threshold']} rows over"
+            )
+    return found
+
+
+def verify(
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="a directory of public release JSON (release-001.json, ...), or a series URL "
+            "(http://host/v1/series/NAME)"
+        ),
+    ],
+    key: Annotated[
+        str | None,
+        typer.Option(
+            help="API key for a series URL (an auditor's also compares the service's risk)",
+            envvar="SERIALPUB_KEY",
+        ),
+    ] = None,
+    r_th: Annotated[
+        float | None,
+        typer.Option("--r-th", help="judge against this threshold instead of each release's own"),
+    ] = None,
+) -> None:
+    """Recompute every row's serial risk from public releases; exit 1 on a breach."""
+    service_risk = None
+    if source.startswith(("http://", "https://")):
+        documents, service_risk = _from_service(source, key)
+    else:
+        path = Path(source)
+        if not path.is_dir():
+            raise typer.BadParameter(
+                f"{source} is neither a directory nor a URL", param_hint="SOURCE"
+            )
+        documents = _from_directory(path)
+    releases = _releases(documents)
+    thresholds = [r_th if r_th is not None else float(d["params"]["r_th"]) for d in documents]
+    report = []
+    # One assessment per distinct threshold (a series has one unless its r_th changed).
+    for threshold in sorted(set(thresholds)):
+        risks = assess_series(releases, threshold, with_rows=False)
+        for document, risk, own in zip(documents, risks, thresholds, strict=True):
+            if own == threshold:
+                report.append(
+                    {
+                        "release_no": document["release_no"],
+                        "r_th": threshold,
+                        "max_serial_risk": risk.max_serial_risk,
+                        "n_rows": risk.n_rows,
+                        "rows_over_threshold": risk.rows_over_threshold,
+                    }
+                )
+    report.sort(key=lambda r: r["release_no"])
+    breaches = sum(r["rows_over_threshold"] for r in report)
+    disagreements = _disagreements(report, service_risk) if service_risk is not None else []
+    typer.echo(
+        json.dumps(
+            {
+                "releases": report,
+                "rows_over_threshold": breaches,
+                "service_compared": service_risk is not None,
+                "disagreements": disagreements,
+            },
+            indent=2,
+        )
+    )
+    for r in report:
+        typer.echo(
+            f"release {r['release_no']}: max serial risk {r['max_serial_risk']:.4f} "
+            f"(r_th {r['r_th']:g}), {r['rows_over_threshold']} of {r['n_rows']} rows "
+            "over",
+            err=True,
+        )
+    for line in disagreements:
+        typer.echo(f"disagreement: {line}", err=True)
+    if disagreements:
+        raise typer.Exit(3)
+    if breaches:
+        typer.echo(f"BREACH: {breaches} rows over r_th", err=True)
+        raise typer.Exit(1)

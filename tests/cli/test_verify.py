@@ -1,0 +1,163 @@
+"""``serialpub verify``: every row's risk from the public releases alone, judged by the test
+oracle (an implementation apart from the production code), and a breach exits non-zero."""
+
+from __future__ import annotations
+
+import json
+import random
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.io.ledger import read_release
+from tests.oracle.serial_risk import row_risks
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = [ROOT / "examples" / f"prison-{year}.dat" for year in (2022, 2023, 2024)]
+
+
+def _publish(tmp_path: Path, r_th: float = 2) -> Path:
+    out = tmp_path / "releases"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "publish-local",
+            *map(str, EXAMPLES),
+            "--private",
+            "HIV,cancer,herpes",
+            "--params",
+            json.dumps({"r_th": r_th, "cluster_size": 4}),
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _verify(*args: str) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(cli, ["verify", *args])
+    stdout = result.stdout
+    return result.exit_code, json.loads(stdout[: stdout.rindex("}") + 1]) if "{" in stdout else {}
+
+
+def _oracle_max(directory: Path) -> dict[int, Fraction]:
+    releases = [
+        read_release(json.loads(f.read_text())) for f in sorted(directory.glob("release-*.json"))
+    ]
+    worst: dict[int, Fraction] = {r.release_no: Fraction(0) for r in releases}
+    for key, (risk, _) in row_risks(releases).items():
+        release_no = releases[key[0]].release_no
+        worst[release_no] = max(worst[release_no], risk)
+    return worst
+
+
+def test_verify_agrees_with_the_oracle_and_passes_a_sound_series(tmp_path: Path) -> None:
+    out = _publish(tmp_path)
+    code, report = _verify(str(out))
+    assert code == 0
+    assert report["rows_over_threshold"] == 0
+    oracle = _oracle_max(out)
+    assert [r["release_no"] for r in report["releases"]] == [1, 2, 3]
+    for r in report["releases"]:
+        assert r["max_serial_risk"] == pytest.approx(float(oracle[r["release_no"]]), rel=1e-9)
+        assert r["max_serial_risk"] <= 2 + 1e-9
+
+
+def test_verify_exits_non_zero_on_a_breach(tmp_path: Path) -> None:
+    out = _publish(tmp_path)
+    # A release whose published rate understates a private term: every holder's lift grows.
+    target = out / "release-002.json"
+    document = json.loads(target.read_text())
+    term = next(t for t, rate in document["population_rates"].items() if rate > 0)
+    document["population_rates"][term] /= 50
+    target.write_text(json.dumps(document))
+    code, report = _verify(str(out))
+    assert code == 1
+    assert report["rows_over_threshold"] > 0
+    assert any(r["rows_over_threshold"] for r in report["releases"] if r["release_no"] == 2)
+    # A stricter threshold than the releases' own is the auditor's to choose.
+    code, _ = _verify(str(_publish(tmp_path / "again")), "--r-th", "1")
+    assert code == 1
+
+
+def test_verify_compares_the_service_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From a series URL: releases through the API, and the service's ``/risk`` compared."""
+    from app import cli_verify
+    from app.core.risk.assess import assess_series
+
+    out = _publish(tmp_path)
+    documents = [json.loads(f.read_text()) for f in sorted(out.glob("release-*.json"))]
+    honest = [
+        {
+            "release_no": r.release_no,
+            "max_serial_risk": r.max_serial_risk,
+            "rows_over_threshold": r.rows_over_threshold,
+        }
+        for r in assess_series([read_release(d) for d in documents], 2.0, with_rows=False)
+    ]
+    base = "http://service/v1/series/s"
+    served: dict[str, Any] = {
+        f"{base}/releases": [{"release_no": d["release_no"]} for d in documents],
+        f"{base}/risk": honest,
+    }
+    served.update({f"{base}/releases/{d['release_no']}": d for d in documents})
+    seen_keys = set()
+
+    def fake_get(url: str, key: str | None) -> Any:
+        seen_keys.add(key)
+        return served[url]
+
+    monkeypatch.setattr(cli_verify, "_get", fake_get)
+    code, report = _verify(base, "--key", "k")
+    assert code == 0 and report["service_compared"] and not report["disagreements"]
+    assert seen_keys == {"k"}
+    # A service that under-reports is caught.
+    served[f"{base}/risk"] = [{**r, "max_serial_risk": r["max_serial_risk"] / 2} for r in honest]
+    code, report = _verify(base, "--key", "k")
+    assert code == 3 and len(report["disagreements"]) == 3
+
+
+def _said(output: str) -> str:
+    """The error message out of typer's box, on one line."""
+    return " ".join(output.replace("│", " ").split())
+
+
+def test_verify_names_bad_input(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["verify", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no release-NNN.json" in _said(result.output)
+    (tmp_path / "release-002.json").write_text(
+        json.dumps(
+            {
+                "release_no": 2,
+                "params": {"r_th": 2},
+                "clusters": [],
+                "global_bag": {},
+                "population_rates": {},
+            }
+        )
+    )
+    result = CliRunner().invoke(cli, ["verify", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "without gaps" in _said(result.output)
+
+
+def test_random_shuffles_do_not_change_the_verdict(tmp_path: Path) -> None:
+    """Row order inside a cluster carries nothing the risk reads: shuffled rows, same risk."""
+    out = _publish(tmp_path)
+    _, before = _verify(str(out))
+    rng = random.Random(0)
+    for f in out.glob("release-*.json"):
+        document = json.loads(f.read_text())
+        for cluster in document["clusters"]:
+            rng.shuffle(cluster["rows"])
+        f.write_text(json.dumps(document))
+    _, after = _verify(str(out))
+    assert before == after
