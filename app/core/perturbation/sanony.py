@@ -265,7 +265,8 @@ def publish_sanony(
     state = SeriesState.from_published(history.releases)
     j = state.append(release_state(result, release_no))
     corpus_terms = Counter(t for c in result.clusters for row in c.rows for t in row)
-    perturber = Perturber(state, j, CounterfeitFactory(state, j, corpus_terms, seed))
+    factory = CounterfeitFactory(state, j, corpus_terms, seed, private_terms)
+    perturber = Perturber(state, j, factory)
     aligned: Counter[str] = Counter()
     if params.align:
         aligned = one_set_to_bag(state, j, params.anony_threshold)
