@@ -22,6 +22,8 @@ from functools import cache
 from typing import Literal
 
 from app.core.errors import InvalidCorpus
+from app.core.spelling import JOINERS as _JOINERS
+from app.core.spelling import fold
 from app.core.validation import MAX_TERM_LENGTH
 
 __all__ = ["PRIVATE_MATCH", "PrivateMatch", "PrivateMatcher", "FoldWarning", "bad_character",
@@ -31,9 +33,9 @@ __all__ = ["PRIVATE_MATCH", "PrivateMatch", "PrivateMatcher", "FoldWarning", "ba
 PrivateMatch = Literal["casefold", "exact"]
 PRIVATE_MATCH: tuple[PrivateMatch, ...] = ("casefold", "exact")
 
-# Zero-width joiners are part of the spelling of Persian, Indic and emoji words: a term may
-# hold them, but matching ignores them (they are not visible).
-_JOINERS = "\u200c\u200d"
+# Zero-width joiners (_JOINERS) are part of the spelling of Persian, Indic and emoji words: a
+# term may hold them, but matching ignores them (they are not visible). fold lives in the core,
+# which must not print a private term in any spelling either (app.core.spelling).
 
 
 @cache
@@ -170,12 +172,6 @@ def normalize_private_terms(raw: Iterable[str], mode: PrivateMatch, *,
         seen[key] = (i, term)
         out.append(term)
     return out
-
-
-def fold(term: str) -> str:
-    """NFKC case fold without joiners: what two spellings of one word have in common."""
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", term).casefold())
-    return folded.translate({ord(c): None for c in _JOINERS}).strip()
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,7 +54,9 @@ class JobOut(BaseModel):
     warnings: list[dict[str, str]] = Field(
         default_factory=list,
         description="publisher_seed when the series' params.seed is set: every random "
-                    "choice of the release follows from it (tests and benchmarks only)",
+                    "choice of the release follows from it (tests and benchmarks only); once "
+                    "the job succeeded, its report's warnings (private_term_published_earlier: "
+                    "the release made private a term earlier releases printed in clear)",
     )
     suppressed: dict[str, int] | None = Field(
         None,

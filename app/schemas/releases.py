@@ -124,10 +124,19 @@ class PublishResult(BaseModel):
     warnings: list[dict[str, str]] = Field(
         default_factory=list,
         description="Terms that fold onto a private term (NFKC case fold; dry runs: the "
-                    "publication job writes them to its report, ingest_warnings), and "
-                    "publisher_seed when the series' params.seed is set",
+                    "publication job writes them to its report, ingest_warnings), "
+                    "publisher_seed when the series' params.seed is set, and "
+                    "private_term_published_earlier when this release makes private a term "
+                    "that earlier releases printed in clear in their rows (releases: their "
+                    "numbers, comma-separated; rows: how many rows printed it)",
         examples=[[{"code": "term_folds_onto_private_term", "term": "hiv",
-                    "private_term": "HIV", "treated_as": "private"}]],
+                    "private_term": "HIV", "treated_as": "private"},
+                   {"code": "private_term_published_earlier", "term": "mansl",
+                    "releases": "1,2", "rows": "3",
+                    "message": "'mansl' is private from this release on, but release(s) 1, 2 "
+                               "published it in clear in 3 row(s) before it was; this release "
+                               "and later ones print it in no row, and what was published "
+                               "stays public"}]],
     )
 
 

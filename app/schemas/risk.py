@@ -37,7 +37,7 @@ class RiskSummary(BaseModel):
                 "rows_over_threshold": 0, "by_term": {"HIV": 1.5, "cancer": 1.0},
                 "histogram": [{"lo": 0.0, "hi": 0.5, "count": 2}],
                 "perturbation": {"counterfeits": 1, "rate": 0.1667, "published_only": False},
-                "suppressed": {"HIV": 0},
+                "suppressed": {"HIV": 0}, "private_terms_in_clear": {},
             }]
         }
     )
@@ -54,6 +54,14 @@ class RiskSummary(BaseModel):
         None,
         description="Copies of each private term suppressed as the last resort (SPEC 5); "
         "auditors and admins only, null for other roles",
+    )
+    private_terms_in_clear: dict[str, int] = Field(
+        default_factory=dict,
+        description="Terms private now that this release printed in clear, before a later "
+        "release made them private (API.md: private terms may grow): rows that print each. "
+        "Those rows stay public; releases from the one that made a term private on print it "
+        "in no row",
+        examples=[{"mansl": 2}],
     )
 
 

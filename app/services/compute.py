@@ -46,6 +46,7 @@ from app.services.handoff import (
     unpack_history,
     unpack_release,
 )
+from app.services.in_clear import published_earlier_warnings
 
 __all__ = ["publish_isolated", "preload", "ComputeCrashed", "Computed"]
 
@@ -139,6 +140,13 @@ def _publish_in_child(conn: multiprocessing.connection.Connection, handoff: Hand
         release.private_terms = private_terms
     if warnings:
         publication.report["ingest_warnings"] = warnings
+    # A term this release makes private that earlier releases printed in clear: the job's
+    # report says so (the publisher reads it in the job and in the wait=true answer).
+    earlier = published_earlier_warnings(history.releases, private_terms, handoff.private_match)
+    if earlier:
+        before = publication.report.get("warnings")
+        publication.report["warnings"] = [*(before if isinstance(before, list) else []),
+                                          *earlier]
     # Final from here on: these bytes are what the next job of the series hands to its child.
     share_rows(release)
     packed = pack_release(release, publication.ledger)

@@ -28,6 +28,7 @@ from app.schemas.jobs import Interruption, JobOut
 from app.schemas.releases import PublishResult
 from app.services.auth import Principal
 from app.services.history import load_history
+from app.services.in_clear import published_earlier_warnings
 from app.services.ingest import Corpus
 from app.services.jobs import CANCELLED
 from app.services.payload import encode_corpus, publication_input
@@ -196,4 +197,9 @@ async def _compute(series: Series, history: SeriesHistory, corpus: Corpus
         raise from_core(exc) from None
     publication.release.release_no = history.next_release_no
     publication.release.label = corpus.label
+    # As the job's report says it (app.services.compute): a term made private here that
+    # earlier releases printed in clear.
+    warnings += published_earlier_warnings(
+        history.releases, private_terms, series.private_match,  # type: ignore[arg-type]
+    )
     return publication, warnings

@@ -33,6 +33,7 @@ from app.schemas.risk import (
 )
 from app.services.history import load_public_releases
 from app.services.identity import individual_key
+from app.services.in_clear import rows_in_clear
 from app.services.series import effective_params, risk_threshold
 
 __all__ = ["assess", "risk_summary", "release_risk", "release_risk_as_of", "series_risk",
@@ -69,8 +70,10 @@ async def assess(series_id: int, releases: Sequence[PublishedRelease], index: in
 
 
 def risk_summary(risk: ReleaseRisk, release: PublishedRelease, counterfeits: int,
-                 published_only: bool, suppressed: dict[str, int] | None = None) -> RiskSummary:
-    """The API.md risk body from a core ``ReleaseRisk``."""
+                 published_only: bool, suppressed: dict[str, int] | None = None,
+                 in_clear: dict[str, int] | None = None) -> RiskSummary:
+    """The API.md risk body from a core ``ReleaseRisk``; ``in_clear``: rows of the release
+    that print a term private as of now, per term (:func:`in_clear_as_of_now`)."""
     return RiskSummary(
         release_no=release.release_no,
         r_th=risk.r_th,
@@ -85,7 +88,15 @@ def risk_summary(risk: ReleaseRisk, release: PublishedRelease, counterfeits: int
             published_only=published_only,
         ),
         suppressed=suppressed,
+        private_terms_in_clear=dict(in_clear or {}),
     )
+
+
+def in_clear_as_of_now(series: Series, release: PublishedRelease) -> dict[str, int]:
+    """Rows of ``release`` that print in clear a term the series holds private now (made
+    private by a later release), per term (review item 4; :mod:`app.services.in_clear`)."""
+    return rows_in_clear(release, frozenset(series.private_terms),
+                         series.private_match)  # type: ignore[arg-type]
 
 
 def public_counterfeits(release: PublishedRelease) -> int:
@@ -125,7 +136,8 @@ async def release_risk(session: AsyncSession, series: Series, release_no: int,
     risk = await assess(series.id, releases, i, r_th or default_r_th(series))
     cf, public = await counterfeits_for(session, models[i], releases[i], sees_private)
     return risk_summary(risk, releases[i], cf, public,
-                        await suppressed_for(session, models[i], sees_private))
+                        await suppressed_for(session, models[i], sees_private),
+                        in_clear_as_of_now(series, releases[i]))
 
 
 async def release_risk_as_of(session: AsyncSession, series: Series, release_no: int,
@@ -135,7 +147,8 @@ async def release_risk_as_of(session: AsyncSession, series: Series, release_no: 
     risk = await assess(series.id, releases, i, r_th)
     cf, public = await counterfeits_for(session, models[i], releases[i], sees_private)
     return len(models), risk_summary(risk, releases[i], cf, public,
-                                     await suppressed_for(session, models[i], sees_private))
+                                     await suppressed_for(session, models[i], sees_private),
+                                     in_clear_as_of_now(series, releases[i]))
 
 
 async def series_risk(session: AsyncSession, series: Series, r_th: float | None,
@@ -146,7 +159,8 @@ async def series_risk(session: AsyncSession, series: Series, r_th: float | None,
         risk = await assess(series.id, releases, i, r_th or default_r_th(series))
         cf, public = await counterfeits_for(session, model, release, sees_private)
         result.append(risk_summary(risk, release, cf, public,
-                                   await suppressed_for(session, model, sees_private)))
+                                   await suppressed_for(session, model, sees_private),
+                                   in_clear_as_of_now(series, release)))
     return result
 
 

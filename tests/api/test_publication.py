@@ -189,3 +189,79 @@ async def test_missing_release_and_series_are_404(client: httpx.AsyncClient) -> 
     assert missing.status_code == 404 and missing.json()["error"]["details"]["release_no"] == 9
     assert (await client.get("/v1/series/nope", headers=analyst)).status_code == 404
     assert (await client.get("/v1/series/nope/releases", headers=ADMIN)).status_code == 404
+
+
+def _grown_body(release: int, private_terms: list[str] | None = None) -> dict:
+    """Twelve prisoners; ``mansl`` (and its spelling ``Mansl``) in clear on several rows."""
+    offences = [["theft", "arson"], ["abuse", "arson"], ["DUI", "assault"], ["vandal"]]
+    transactions = []
+    for i in range(12):
+        terms = [*offences[(i + release) % 4]]
+        if i % 3 == 0:
+            terms.append("mansl" if i % 2 else "Mansl")
+        if i % 4 == 1:
+            terms.append("HIV")
+        transactions.append({"terms": terms, "individual": f"p{i + 2 * release}"})
+    body: dict = {"label": f"y{release}", "transactions": transactions}
+    if private_terms:
+        body["private_terms"] = private_terms
+    return body
+
+
+def _held(release: dict, term: str) -> int:
+    return sum(1 for c in release["clusters"] for row in c["rows"]
+               if any(t.casefold() == term for t in row))
+
+
+async def test_a_term_made_private_later_is_warned_of_and_never_printed_again(
+    client: httpx.AsyncClient,
+) -> None:
+    """Review item 4: release 1 prints ``mansl`` (and ``Mansl``) in clear; release 2 makes
+    it private. The dry run and the publication warn that release 1 printed it, the job's
+    report too; release 2 prints it in no row, in no spelling (the series matches spellings,
+    casefold); the series' risk says which release printed it, in how many rows."""
+    await create_series(client, private_terms=["HIV"],
+                        params={"r_th": 2, "cluster_size": 2, "seed": 7})
+    publisher = await create_key(client, "publisher", "prison-health")
+    auditor = await create_key(client, "auditor")
+    url = "/v1/series/prison-health/releases"
+    first = await client.post(f"{url}?wait=true", json=_grown_body(1), headers=publisher)
+    assert first.status_code == 201, first.text
+    assert not [w for w in first.json()["warnings"]
+                if w["code"] == "private_term_published_earlier"]
+    printed = _held((await client.get(f"{url}/1", headers=publisher)).json(), "mansl")
+    assert printed >= 4  # the four true rows, and any counterfeit that copied one
+
+    expected = {"code": "private_term_published_earlier", "term": "mansl", "releases": "1",
+                "rows": str(printed)}
+    dry = await client.post(f"{url}?dry_run=true", json=_grown_body(2, ["mansl"]),
+                            headers=publisher)
+    assert dry.status_code == 200, dry.text
+    warned = [w for w in dry.json()["warnings"] if w["code"] == expected["code"]]
+    assert [{k: w[k] for k in expected} for w in warned] == [expected]
+    assert "release(s) 1 published it in clear" in warned[0]["message"]
+
+    second = await client.post(f"{url}?wait=true", json=_grown_body(2, ["mansl"]),
+                               headers=publisher)
+    assert second.status_code == 201, second.text
+    warned = [w for w in second.json()["warnings"] if w["code"] == expected["code"]]
+    assert [{k: w[k] for k in expected} for w in warned] == [expected]
+    job = (await client.get(f"/v1/jobs/{second.json()['job']['id']}", headers=auditor)).json()
+    assert [{k: w[k] for k in expected} for w in job["report"]["warnings"]
+            if w["code"] == expected["code"]] == [expected]
+    assert expected["code"] in {w["code"] for w in job["warnings"]}
+    release = (await client.get(f"{url}/2", headers=publisher)).json()
+    assert _held(release, "mansl") == 0
+    assert any("mansl" in c["private_terms"] or "mansl" in c["global_share"]
+               for c in release["clusters"]) or "mansl" in release["global_bag"]
+
+    risks = (await client.get("/v1/series/prison-health/risk", headers=auditor)).json()
+    assert [r["private_terms_in_clear"] for r in risks] == [{"mansl": printed}, {}]
+    one = (await client.get(f"{url}/1/risk", headers=auditor)).json()
+    assert one["private_terms_in_clear"] == {"mansl": printed}
+
+    # Release 3 makes nothing private: no warning again; the risk still says it.
+    third = await client.post(f"{url}?wait=true", json=_grown_body(3), headers=publisher)
+    assert third.status_code == 201, third.text
+    assert expected["code"] not in {w["code"] for w in third.json()["warnings"]}
+    assert _held((await client.get(f"{url}/3", headers=publisher)).json(), "mansl") == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 
 import pytest
@@ -13,11 +14,17 @@ from app.core.history import SeriesHistory
 from app.core.model import Publication, PublishedRelease, ReleaseLedger, Transaction
 from app.core.params import parse_params
 from app.core.pipeline import publish
-from app.core.variants.kanony import categorise, global_bag_counterfeits, retained_terms
+from app.core.variants.kanony import (
+    categorise,
+    global_bag_counterfeits,
+    letting_go,
+    retained_terms,
+)
 from tests.core.paper_example import PAPER_MODE
 from tests.core.paper_example import PRIVATE as SANONY_PRIVATE
 from tests.core.paper_example import corpus as sanony_corpus
-from tests.core.series_strategies import PUBLIC_TERMS, SmallSeries, small_series
+from tests.core.series_strategies import PUBLIC_TERMS, SmallSeries, build_series, small_series
+from tests.core.test_soundness_properties import _inject
 from tests.oracle.serial_risk import violations
 
 #: The Kanony paper's prisoners (Tables 2 and 3), clustered as in Tables 5 and 6.
@@ -290,3 +297,169 @@ def test_after_kanony_every_row_is_serially_preserving_and_the_bag_is_invariant(
         copies = publication.ledger.global_bag_counterfeits
         assert release.global_counterfeits == sum(copies.values())
         assert all(release.global_bag[s] >= k for s, k in copies.items())
+
+
+# -- review item 3: a kept bag term pinned by a small earlier release -----------------------------
+
+
+def _publish_defaults(
+    corpora: list[list[Transaction]], private: frozenset[str], raw: Mapping[str, object]
+) -> tuple[list[PublishedRelease], list[Publication]]:
+    """Kanony at its defaults (not the paper's mode), release after release."""
+    params = parse_params("kanony", raw)
+    history = SeriesHistory()
+    publications: list[Publication] = []
+    for corpus in corpora:
+        publication = publish("kanony", history, corpus, private, params)
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+        publications.append(publication)
+    return history.releases, publications
+
+
+@pytest.mark.parametrize("r_th", [1.5, 2.0, 4.0, 8.0, 10.0])
+def test_a_bag_term_pinned_by_a_one_row_release_is_published_not_refused(r_th: float) -> None:
+    """The reviewer's series: release 1 is one row ``a H``; release 2, ten rows with no H, one
+    of them ``a``. Release 1 pins H on the overlap {a} (its one row holds H), so the copy of H
+    that release 2's bag must keep (release 1's bag held H) lands on ``a`` with posterior 1:
+    serial risk 11 whatever counterfeit rows are added, and suppression may not take it.
+    Refused at every r_th up to 10, naming r_th; now the copies of H in the bag are raised
+    until the rate brings the row to r_th, and the series is sound by the oracle."""
+    corpora = [[Transaction.of({"a", "H"})], [Transaction.of({t}) for t in "abcdefghij"]]
+    releases, publications = _publish_defaults(corpora, frozenset({"H"}), {"r_th": r_th, "seed": 1})
+    assert violations(releases, r_th) == []
+    second = publications[1]
+    assert "H" in _bag_terms(releases[1])  # the bag's promise is kept
+    raised = second.report["global_bag_raised"]
+    assert isinstance(raised, int) and raised >= 1
+    assert second.ledger.global_bag_counterfeits["H"] >= raised
+    assert releases[1].global_counterfeits == sum(second.ledger.global_bag_counterfeits.values())
+    # Only as many as the row needs: one copy fewer would leave it over r_th (the copies of H
+    # sit in a release with no true H: the rate is what the adversary divides by).
+    copies = releases[1].global_bag["H"]
+    rows = round(copies / releases[1].population_rates["H"])
+    assert rows / copies <= r_th < rows / (copies - 1)
+
+
+def test_raising_is_a_last_resort() -> None:
+    """A release that publishes with the bag's one copy per term gets no raised copy (the
+    running example of the Sanony paper, Kanony at its defaults)."""
+    corpora = [sanony_corpus(1), sanony_corpus(2), sanony_corpus(3)]
+    _, publications = _publish_defaults(corpora, SANONY_PRIVATE, {"r_th": 2, "seed": 7})
+    assert all(p.report["global_bag_raised"] == 0 for p in publications)
+
+
+def test_a_refusal_names_what_lets_a_kept_term_go() -> None:
+    """What a refusal names for a term whose last copies the bag keeps: the retention that no
+    longer requires it (and gb_min_terms = 0, since padding may keep it), or nothing but r_th
+    when the previous release's bag held a copy that was not a bag counterfeit."""
+    history = SeriesHistory(
+        releases=[_release(1, {"herpes": 1}), _release(2, {"herpes": 1, "flu": 1})],
+        ledgers=[ReleaseLedger([]), ReleaseLedger([], global_bag_counterfeits={"herpes": 1})],
+    )
+    params = parse_params("kanony", {})
+    required = retained_terms(history, None)
+    assert letting_go(history, ["herpes"], required, params) == (
+        "gb_min_terms = 0 and gb_retention = 1 (letting herpes leave the global bag)",
+        "",
+    )
+    change, note = letting_go(history, ["flu"], required, params)
+    assert change is None
+    assert note == (
+        "no gb_retention lets flu leave the global bag: the previous release's bag held a copy "
+        "that was not a bag counterfeit"
+    )
+    padded = parse_params("kanony", {"gb_retention": 1})
+    assert letting_go(history, ["herpes"], retained_terms(history, 1), padded) == (
+        "gb_min_terms = 0 (letting herpes leave the global bag)",
+        "",
+    )
+
+
+def test_a_refusal_held_by_the_bag_does_not_name_the_budget() -> None:
+    """A hard series (test_soundness_properties, trial 30: 5 releases of 38-71 rows, r_th
+    1.82) that Sanony refuses too: Kanony's rows left over r_th are of s_back, whose last bag
+    copy the invariance keeps (release 4's bag held a copy that was not a bag counterfeit).
+    The refusal named only r_th before, "counterfeits and suppression no longer lower these
+    rows"; now it says why."""
+    series, extra = _hard_series(30)
+    with pytest.raises(PublicationFailed) as failed:
+        _publish_defaults(
+            series.corpora,
+            series.private_terms,
+            {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": 2, **extra},
+        )
+    details = failed.value.details
+    assert "s_back" in details["kept_in_bag"]
+    hint = details["hint"]
+    assert hint.startswith("a higher r_th (the worst row's serial risk is ")
+    assert hint.endswith(
+        "no gb_retention lets s_back leave the global bag: the previous release's bag held "
+        "a copy that was not a bag counterfeit)"
+    )
+    assert "max_suppression" not in hint and hint in str(failed.value)
+
+
+def _hard_series(trial: int) -> tuple[SmallSeries, dict[str, object]]:
+    """Trial ``trial`` of the hard series of test_soundness_properties, with the bag
+    parameters the review's exploration drew for it."""
+    rng = random.Random(trial)
+    releases = rng.randint(3, 5)
+    base = build_series(
+        seed=trial,
+        releases=releases,
+        sizes=[rng.randint(8, 50) for _ in range(releases)],
+        n_private=rng.randint(1, 3),
+        n_public=rng.randint(3, 8),
+        r_th=rng.uniform(1.5, 8),
+        cluster_size=rng.randint(2, 6),
+    )
+    series = _inject(base, trial, rng.uniform(0.2, 0.5))
+    extra = {"gb_min_terms": rng.choice([0, 1, 2, 3]), "gb_retention": rng.choice([None, 1, 2])}
+    return series, extra
+
+
+@st.composite
+def tiny_series(draw: st.DrawFn) -> SmallSeries:
+    """2 to 4 releases of 1 to 12 transactions over a few public terms, one or two private
+    terms, and releases that hold no private term at all (about half)."""
+    private = [f"S{i}" for i in range(draw(st.integers(1, 2)))]
+    corpora: list[list[Transaction]] = []
+    for _ in range(draw(st.integers(2, 4))):
+        rng = random.Random(draw(st.integers(0, 2**16)))
+        none = draw(st.booleans())
+        corpus = []
+        for _ in range(draw(st.integers(1, 12))):
+            terms = set(rng.sample("abcdef"[: rng.randint(2, 6)], rng.randint(1, 2)))
+            if not none and rng.random() < 0.4:
+                terms.add(rng.choice(private))
+            corpus.append(Transaction(frozenset(terms)))
+        corpora.append(corpus)
+    return SmallSeries(
+        corpora,
+        frozenset(private),
+        draw(st.sampled_from([1.5, 2.0, 4.0, 8.0])),
+        draw(st.sampled_from([1, 2, 10])),
+        3,
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_series())
+def test_kanony_locks_up_no_small_series_that_sanony_publishes(series: SmallSeries) -> None:
+    """Review item 3, on random small series: the bag's promise never makes Kanony refuse
+    what Sanony publishes (before: 24 of 800 such series, kept terms pinned by small earlier
+    releases; measured now: none), and what it publishes is sound by the oracle."""
+    raw = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed}
+    try:
+        releases, _ = _publish_defaults(series.corpora, series.private_terms, raw)
+    except PublicationFailed:
+        with pytest.raises(PublicationFailed):
+            params = parse_params("sanony", raw)
+            history = SeriesHistory()
+            for corpus in series.corpora:
+                publication = publish("sanony", history, corpus, series.private_terms, params)
+                history.releases.append(publication.release)
+                history.ledgers.append(publication.ledger)
+        return
+    assert violations(releases, series.r_th) == []

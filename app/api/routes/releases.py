@@ -119,9 +119,13 @@ async def _await_release(runtime: Runtime, principal: Principal, name: str,
         series = await get_series(session, name)
         _, release = await releases.get_release(session, series, job.release_no)
         risk = await release_risk(session, series, job.release_no, None, principal.sees_private)
+    # The series' warnings, then the job's own (a term made private here that earlier
+    # releases printed in clear, app.services.in_clear), each once.
+    warnings = series_warnings(series)
+    warnings += [w for w in job_body.warnings if w not in warnings]
     result = PublishResult(dry_run=False, job=job_body,
                            release=releases.summary(release, series.method), risk=risk,
-                           warnings=series_warnings(series))
+                           warnings=warnings)
     return JSONResponse(result.model_dump(mode="json"), status_code=201)
 
 

@@ -33,6 +33,16 @@ well their terms go together (``docs/attacks.md``, "Counterfeits that cannot be 
   (:mod:`app.core.randomness`) over sorted terms: the same input and key give the same
   counterfeits.
 
+Decision (review item 4): no counterfeit prints a private term of the release, in any
+spelling. The rows of earlier releases (co-occurrence, the series' terms) may hold a term in
+clear that became private later (``private_terms`` grow with a release, SPEC 1): the factory
+sees those rows without it, and without any term that folds onto a private one (NFKC case fold,
+:mod:`app.core.spelling`; under ``private_match = "casefold"`` ``hiv`` *is* ``HIV``). The
+release's own rows come split and spelled by the current private terms already. Before, a
+reviewer counted 13 rows over 15 small series (r_th 2, cluster sizes 1, 2 and 10) that printed
+a newly private term, often a counterfeit ``['X']`` drawn from an earlier row (reproduced: 5
+rows under Sanony and 5 under Kanony on 15 such series; ``tests/core/test_newly_private.py``).
+
 Decision: a counterfeit that no release holds yet is preferred, larger if need be; only when
 there is none anywhere is a row that no other cluster of this release holds taken, then the
 minimal valid sample. A counterfeit identical to a row of another release would create an
@@ -53,6 +63,7 @@ import numpy as np
 from app.core.model import Row
 from app.core.randomness import mechanism_random
 from app.core.risk.state import ClusterState, SeriesState
+from app.core.spelling import fold
 
 __all__ = ["CounterfeitFactory"]
 
@@ -87,10 +98,22 @@ class CounterfeitFactory:
     """Makes counterfeit rows for clusters of the release at position ``release``."""
 
     def __init__(
-        self, state: SeriesState, release: int, corpus_terms: Counter[str], seed: int | str
+        self,
+        state: SeriesState,
+        release: int,
+        corpus_terms: Counter[str],
+        seed: int | str,
+        private_terms: frozenset[str] = frozenset(),
     ) -> None:
+        """``private_terms``: the private terms as of the new release; no counterfeit holds
+        one, or a spelling that folds onto one, even where an earlier release's rows do."""
         self._state = state
         self._release = release
+        self._private = private_terms
+        self._private_folds = {fold(s) for s in private_terms}
+        #: Per term met in an earlier release's rows: whether it is (a spelling of) a private
+        #: term of the new release. Folded once per distinct term, not per row.
+        self._is_private: dict[str, bool] = {}
         self._rng: random.Random = mechanism_random(str(seed), "counterfeit")
         self._corpus_terms = corpus_terms
         self._series_terms: Counter[str] | None = None
@@ -393,7 +416,7 @@ class CounterfeitFactory:
             counted: Counter[Row] = Counter(self._corpus_rows())
             for i, release in enumerate(self._state.releases):
                 if i != self._release:
-                    counted.update(release.row_counts)
+                    counted.update(self._in_clear(release.row_counts))
             self._cooc_rows = sorted(counted.items())
             for i, (row, mult) in enumerate(self._cooc_rows):
                 self._n_rows += mult
@@ -509,10 +532,31 @@ class CounterfeitFactory:
         if self._series_terms is None:
             self._series_terms = Counter()
             for release in self._state.releases:
-                for row, mult in release.row_counts.items():
+                for row, mult in self._in_clear(release.row_counts).items():
                     for term in row:
                         self._series_terms[term] += mult
         return self._series_terms
+
+    def _in_clear(self, rows: Counter[Row]) -> Counter[Row]:
+        """``rows`` (a release's row counts) without the new release's private terms and
+        their spellings: what a counterfeit may copy. The same object when no row holds one,
+        so a series whose private terms never grew draws exactly as before."""
+        if not self._private:
+            return rows
+        flags = self._is_private
+        held = False
+        for row in rows:
+            for term in row:
+                flag = flags.get(term)
+                if flag is None:
+                    flag = flags[term] = term in self._private or fold(term) in self._private_folds
+                held = held or flag
+        if not held:
+            return rows
+        kept: Counter[Row] = Counter()
+        for row, mult in rows.items():
+            kept[tuple(t for t in row if not flags[t])] += mult
+        return kept
 
     def _sample(
         self, pool: Counter[str], cluster: ClusterState | None, position: int | None

@@ -10,7 +10,7 @@ BP's rule (Lemma 4) applied to the pair at fault.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from app.core.errors import PublicationFailed
 from app.core.perturbation.perturber import Perturber
@@ -19,7 +19,7 @@ from app.core.risk.incremental import Violation
 from app.core.risk.overlap import cluster_cover, s_range
 from app.core.risk.state import ClusterRef, SeriesState
 
-__all__ = ["Repairer"]
+__all__ = ["ExplainKept", "Repairer"]
 
 
 #: Rounds without fewer or milder violations after which repairing is judged futile: some
@@ -30,6 +30,19 @@ _STALL_ROUNDS = 12
 #: Suppressions of a copy that a mend of a published cluster put back, after which the pair is
 #: left to counterfeits (see ``Repairer._raised``).
 _UNDONE = 2
+
+
+#: For terms whose last copies the global bag keeps: (the change of parameters that lets them
+#: leave it, or ``None`` when none does; a note on why).
+ExplainKept = Callable[[Sequence[str]], tuple[str | None, str]]
+
+
+def _kept_by_the_bag(held: Sequence[str]) -> tuple[str | None, str]:
+    return (
+        f"letting {', '.join(held)} leave the global bag (its last copies are kept by the "
+        "bag's invariance, SPEC 7)",
+        "",
+    )
 
 
 class Repairer:
@@ -45,7 +58,11 @@ class Repairer:
         suppression_floor: int = 0,
         earlier: tuple[int, int] = (0, 0),
         keep_in_bag: Mapping[str, int] | None = None,
+        explain_kept: ExplainKept | None = None,
     ) -> None:
+        """``explain_kept``: for the terms ``keep_in_bag`` holds that a refusal leaves over
+        r_th, the change of parameters that lets them leave the bag and a note, or ``None``
+        and why none does (Kanony's, which knows why it keeps each term)."""
         self.state = state
         self.j = j
         self.perturber = perturber
@@ -62,6 +79,7 @@ class Repairer:
         #: limit refused the release with most of its budget left); from then on the
         #: cluster's own rows are diluted with s̄-counterfeits instead.
         self._raised: dict[str, set[int]] = {}
+        self.explain_kept: ExplainKept = explain_kept or _kept_by_the_bag
 
     def violations(self) -> list[Violation]:
         """Rows over ``r_th``: the new release in full; published releases where they changed.
@@ -123,14 +141,9 @@ class Repairer:
             added += self._mend(found)
         worst = sorted(found, key=lambda v: -v[3])[:10]
         suppressed = sum(self.suppressor.suppressed.values())
-        # What the publisher can change: the budget when it is spent, else the round guard
-        # when it was reached; r_th always (docs/methods.md, "Suppression budget").
-        if suppressed >= self.suppressor.budget:
-            hint = "a larger max_suppression (or suppression_floor) or a higher r_th"
-        elif round_no == max_rounds:
-            hint = "more max_repair_rounds, a larger max_suppression or a higher r_th"
-        else:
-            hint = "a higher r_th (counterfeits and suppression no longer lower these rows)"
+        terms = sorted({v[2] for v in found})
+        held = sorted(self.suppressor.held_by_bag.intersection(terms))
+        hint = self._hint(terms, held, worst[0][3] if worst else 0.0, round_no == max_rounds)
         raise PublicationFailed(
             f"the series is not serially preserving after {round_no} repair rounds: "
             f"{len(found)} rows over r_th = {self.r_th} with {suppressed} of "
@@ -142,6 +155,8 @@ class Repairer:
                 "suppression_budget": self.suppressor.budget,
                 "rounds": round_no,
                 "hint": hint,
+                "terms": terms,
+                "kept_in_bag": held,
                 "worst": [
                     {
                         "release_no": self.state.releases[ref[0]].release_no,
@@ -155,6 +170,32 @@ class Repairer:
                 ],
             },
         )
+
+    def _hint(self, terms: list[str], held: list[str], top: float, out_of_rounds: bool) -> str:
+        """What the publisher can change for the rows left over r_th (review item 3: the
+        refusal named r_th and the budget where neither could take the copies at fault).
+
+        Terms whose last copies the bag's promise holds (Kanony, SPEC 7) go only by letting
+        them leave the bag (``explain_kept`` says how); the others by a larger budget when it
+        is spent, or more rounds when the guard was reached; every change is needed, so they
+        are joined by "and". A higher r_th is always named, with the worst row's risk it would
+        have to reach for these rows as they are (docs/methods.md, "Suppression budget")."""
+        r_th = f"a higher r_th (the worst row's serial risk is {top:.4g}"
+        needs: list[str] = []
+        if held:
+            change, note = self.explain_kept(held)
+            if change is None:
+                # A term that no parameter lets go: nothing else can publish these rows.
+                return f"{r_th}; {note})"
+            needs.append(change)
+        spent = sum(self.suppressor.suppressed.values()) >= self.suppressor.budget
+        if len(held) < len(terms) and spent:
+            needs.append("a larger max_suppression (or suppression_floor)")
+        elif len(held) < len(terms) and out_of_rounds:
+            needs.append("more max_repair_rounds, a larger max_suppression")
+        if needs:
+            return f"{' and '.join(needs)}, or {r_th})"
+        return f"{r_th}; counterfeits and suppression no longer lower these rows)"
 
     def _hopeless(self, violation: Violation) -> bool:
         """A row of the new release lifted by the global composition (section 2.3.2): mended by

@@ -31,13 +31,15 @@ from app.core.params import PublishParams
 from app.core.perturbation.alignment import align_release, one_set_to_bag
 from app.core.perturbation.counterfeit import CounterfeitFactory
 from app.core.perturbation.perturber import Perturber
-from app.core.perturbation.repair import Repairer
+from app.core.perturbation.repair import ExplainKept, Repairer
 from app.core.progress import Progress, ProgressCallback
 from app.core.randomness import mechanism_random
+from app.core.risk.incremental import Violation
 from app.core.risk.state import ClusterState, ReleaseState, SeriesState
 
 __all__ = [
     "BeforeRates",
+    "Judge",
     "anonymise_corpus",
     "finalise",
     "publish_anony",
@@ -46,9 +48,15 @@ __all__ = [
     "suppression_history",
 ]
 
+#: The rows over ``r_th`` anywhere in the series as the new release stands, judged with the
+#: population rates its copies imply now (those that will be published if nothing else is
+#: added before they are fixed): what the checked post-condition would find.
+Judge = Callable[[], list[Violation]]
+
 #: An extra step on the new release after FP1, before its population rates are fixed (Kanony's
-#: global-bag invariance). It may add copies to the release; it returns entries for the report.
-BeforeRates = Callable[[ReleaseState], Mapping[str, object]]
+#: global-bag invariance). It may add copies to the release, judging their effect with the
+#: :data:`Judge`; it returns entries for the report.
+BeforeRates = Callable[[ReleaseState, Judge], Mapping[str, object]]
 
 
 def anonymise_corpus(
@@ -228,13 +236,15 @@ def publish_sanony(
     *,
     before_rates: BeforeRates | None = None,
     keep_in_bag: Mapping[str, int] | None = None,
+    explain_kept: ExplainKept | None = None,
 ) -> Publication:
     """Publish ``corpus`` so that the whole series stays serially preserving (Theorem 1).
 
     ``before_rates`` runs after FP1 and before ``ss(s, T^μ)`` is fixed, so that what it adds
     is counted in the published rates and judged by FP2 and the checked post-condition.
     ``keep_in_bag``: copies per term the global bag must keep whatever is suppressed, read
-    after ``before_rates`` ran (which may fill it: Kanony's invariant bag, SPEC 7).
+    after ``before_rates`` ran (which may fill it: Kanony's invariant bag, SPEC 7);
+    ``explain_kept``: what lets such terms go, for a refusal's hint (:class:`Repairer`).
     """
     report = Progress(progress)
     release_no = history.next_release_no
@@ -255,7 +265,8 @@ def publish_sanony(
     state = SeriesState.from_published(history.releases)
     j = state.append(release_state(result, release_no))
     corpus_terms = Counter(t for c in result.clusters for row in c.rows for t in row)
-    perturber = Perturber(state, j, CounterfeitFactory(state, j, corpus_terms, seed))
+    factory = CounterfeitFactory(state, j, corpus_terms, seed, private_terms)
+    perturber = Perturber(state, j, factory)
     aligned: Counter[str] = Counter()
     if params.align:
         aligned = one_set_to_bag(state, j, params.anony_threshold)
@@ -282,7 +293,12 @@ def publish_sanony(
     fp1 = perturber.forward() if j and params.forward_perturbation else 0
     lap("fp1")
     release = state.releases[j]
-    extra = dict(before_rates(release)) if before_rates is not None else {}
+
+    def judge() -> list[Violation]:
+        release.rates = population_rates(release)
+        return perturber.risk(params.r_th).violations()
+
+    extra = dict(before_rates(release, judge)) if before_rates is not None else {}
     report("fp2")
     release.rates = population_rates(release)
     fp2 = perturber.fp2(params.r_th)
@@ -297,6 +313,7 @@ def publish_sanony(
         params.suppression_floor,
         suppression_history(history) if params.suppression_scope == "series" else (0, 0),
         keep_in_bag,
+        explain_kept,
     )
     rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
     lap("verify")

@@ -70,6 +70,9 @@ class Suppressor:
         self.suppressed: Counter[str] = Counter()
         #: Copies taken from each cluster's segment (position -> term -> copies).
         self.by_cluster: dict[int, Counter[str]] = {}
+        #: Terms at fault whose only copies left are the ones ``keep_in_bag`` holds: a refusal
+        #: names the bag's promise, not the budget (review item 3).
+        self.held_by_bag: set[str] = set()
 
     @property
     def release(self) -> ReleaseState:
@@ -118,6 +121,8 @@ class Suppressor:
             return None
         holders = [c for c, cl in enumerate(clusters) if cl.private_counts.get(s, 0) > 0]
         if not holders:
+            if release.global_bag.get(s, 0) > 0:
+                self.held_by_bag.add(s)
             return False
         position = max(holders, key=lambda c: clusters[c].private_counts[s])
         _decrement(clusters[position].private_counts, s)
