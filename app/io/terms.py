@@ -3,7 +3,10 @@
 Every term and every private term is normalised at ingest (:func:`normalize_term`): surrounding
 white space trimmed, Unicode NFC, and refused when it holds a character that no one types on
 purpose and that would let two visually identical terms differ (control, lone surrogate,
-zero-width or bidirectional format characters), or that PostgreSQL cannot store (NUL).
+zero-width or bidirectional format characters, and every Default_Ignorable_Code_Point:
+variation selectors, the combining grapheme joiner, Hangul fillers, tags; see
+:data:`DEFAULT_IGNORABLE`), or that PostgreSQL cannot store (NUL). The zero-width joiner and
+non-joiner alone stay: they spell Persian, Indic and emoji words, and matching ignores them.
 
 Matching a term against the private terms (:class:`PrivateMatcher`) goes one step further
 under ``private_match="casefold"`` (the default): the NFKC case fold of :func:`fold`, so that
@@ -38,14 +41,36 @@ PRIVATE_MATCH: tuple[PrivateMatch, ...] = ("casefold", "exact")
 # which must not print a private term in any spelling either (app.core.spelling).
 
 
+#: Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15.1 and 16.0:
+#: the property has not changed since U+180F joined it in 14.0). These render as nothing, so
+#: ``HIV\ufe0f``, ``HI\u034fV`` or ``HIV\u3164`` would look like ``HIV`` and be published in
+#: clear as another term. Most are Cf, caught by category; the others are marks (U+034F,
+#: variation selectors) and letters (Hangul fillers) that only this list names. Python's
+#: ``unicodedata`` has no such property, and a 17-range table that changes once a decade is
+#: lighter than a compiled dependency.
+DEFAULT_IGNORABLE: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
+    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+
+
+_IGNORABLE = frozenset(cp for a, b in DEFAULT_IGNORABLE for cp in range(a, b + 1))
+
+
 @cache
 def _ranges(allowed: str) -> tuple[tuple[int, int], ...]:
-    """The code points a term may not hold, as ranges: Cc, Cs, Cf (less ``allowed``), line
-    and paragraph separators. Built from the running Python's Unicode tables."""
+    """The code points a term may not hold, as ranges: Cc, Cs, Cf, line and paragraph
+    separators, and every Default_Ignorable_Code_Point (:data:`DEFAULT_IGNORABLE`), less
+    ``allowed``. Built from the running Python's Unicode tables."""
     ranges: list[tuple[int, int]] = []
     for cp in range(sys.maxunicode + 1):
         char = chr(cp)
-        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp") and char not in allowed:
+        if char in allowed:
+            continue
+        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp") or cp in _IGNORABLE:
             if ranges and ranges[-1][1] == cp - 1:
                 ranges[-1] = (ranges[-1][0], cp)
             else:

@@ -162,6 +162,18 @@ BAD = [
      {"field": "label"}),
     ("NUL in an extra private term", "application/json",
      _json([["a"]], private_terms=["x\u0000"]), {"item": 0}),
+    # Default_Ignorable code points render as nothing: each spelling looks like "HIV".
+    ("variation selector in a JSON term", "application/json", _json([["a"], ["HIV\ufe0f"]]),
+     {"item": 1}),
+    ("grapheme joiner in a text line", "text/plain", "a b\nHI\u034fV c\n".encode(),
+     {"line": 2}),
+    ("Hangul filler in a CSV term", "text/csv", "terms\na;b\nHIV\u3164;c\n".encode(),
+     {"line": 3}),
+    ("soft hyphen in a text line", "text/plain", "H\u00adIV\n".encode(), {"line": 1}),
+    ("tag character in a JSON term", "application/json", _json([["HIV\U000e0041"]]),
+     {"item": 0}),
+    ("variation selector in an extra private term", "application/json",
+     _json([["a"]], private_terms=["HIV\ufe0e"]), {"item": 0}),
 ]
 
 
@@ -190,6 +202,12 @@ async def test_nul_in_path_or_query_answers_the_error_body(client: httpx.AsyncCl
     query = await client.get("/v1/series/prison-health/statistics?individual=p%001",
                              headers=ADMIN)
     assert query.status_code == 422 and query.json()["error"]["code"] == "invalid_request"
+    # An invisible spelling of a private term in the query is refused, never taken as new.
+    for spelling in ("HIV%EF%B8%8F", "HI%CD%8FV", "HIV%E3%85%A4"):
+        query_term = await client.post(
+            f"{URL.format('prison-health')}?private_terms={spelling}",
+            content=b"a b\n", headers={**ADMIN, "Content-Type": "text/plain"})
+        assert query_term.status_code == 422, (spelling, query_term.text)
     label = await client.post(f"{URL.format('prison-health')}?label=x%00",
                               content=b"a b\n", headers={**ADMIN, "Content-Type": "text/plain"})
     assert label.status_code == 422 and label.json()["error"]["message"]
@@ -201,7 +219,8 @@ async def test_private_terms_of_a_series_are_normalised(client: httpx.AsyncClien
         "name": "n", "private_terms": [f" {nfd} ", "HIV"]})
     assert created.status_code == 201, created.text
     assert created.json()["private_terms"] == ["HIV", "cancér"]
-    for bad in ([], ["HIV", "hiv"], ["HIV\u200b"], ["a\u0000"]):
+    for bad in ([], ["HIV", "hiv"], ["HIV\u200b"], ["a\u0000"], ["HIV\ufe0f"], ["HI\u034fV"],
+                ["HIV\u3164"]):
         response = await client.post("/v1/series", headers=ADMIN,
                                      json={"name": "m", "private_terms": bad})
         assert response.status_code == 422, (bad, response.text)
