@@ -340,6 +340,11 @@ async def _read_json(body: _Body, builder: CorpusBuilder) -> tuple[str | None, l
     except json.JSONDecodeError as exc:
         raise BadRequest(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
                          {"line": exc.lineno, "column": exc.colno}, code="invalid_json") from None
+    except RecursionError:
+        # The C decoder recurses once per level: a body of 100,000 brackets is refused as
+        # such (it answered 500), and nothing the API reads is nested that deep.
+        raise BadRequest("invalid JSON: nested too deeply", {"reason": "nesting"},
+                         code="invalid_json") from None
     del text
     items = _json_shape(data)
     try:

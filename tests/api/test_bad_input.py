@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from app.db.embedded import libpq_url
-from tests.api.conftest import create_key, create_series
+from tests.api.conftest import ADMIN, create_key, create_series
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
 
@@ -152,3 +152,24 @@ async def test_bad_series_parameters(client: httpx.AsyncClient) -> None:
     again = await client.post("/v1/series", json={"name": "s", "private_terms": ["HIV"]},
                               headers=ADMIN)
     assert again.status_code == 409 and again.json()["error"]["code"] == "name_taken"
+
+
+@pytest.mark.parametrize("depth", [100, 100_000])
+async def test_deeply_nested_json_is_a_4xx(client: httpx.AsyncClient, database_url: str,
+                                           depth: int) -> None:
+    """A body of 100,000 brackets answered 500 (RecursionError in the JSON decoder)."""
+    await create_series(client)
+    publisher = await create_key(client, "publisher", "prison-health")
+    nested = "[" * depth + "]" * depth
+    for url, body, headers in (
+        ("/v1/series", f'{{"name": "x", "private_terms": ["a"], "params": {nested}}}', ADMIN),
+        ("/v1/series/prison-health/releases", nested, publisher),
+        ("/v1/series/prison-health/releases",
+         f'{{"transactions": [{{"terms": ["a"], "individual": {nested}}}]}}', publisher),
+        ("/v1/keys", f'{{"role": "analyst", "series": {nested}}}', ADMIN),
+    ):
+        response = await client.post(url, content=body.encode(),
+                                     headers={**headers, "Content-Type": "application/json"})
+        assert 400 <= response.status_code < 500, (url, response.status_code, response.text)
+        assert response.json()["error"]["message"]
+    assert await _stored(database_url) == (0, 0, 0)
