@@ -79,8 +79,9 @@ async def create_job(
     ``phase_seconds`` (as ``upload+parse``; the worker adds its phases)."""
     repo = JobRepository(session)
     if idempotency_key is not None:
-        await xact_lock(session, LockSpace.IDEMPOTENCY, idempotency_key)
-        existing = await repo.idempotency(idempotency_key)
+        # Scoped by the API key: another publisher's key of the same name is another key.
+        await xact_lock(session, LockSpace.IDEMPOTENCY, f"{principal.key_id}:{idempotency_key}")
+        existing = await repo.idempotency(principal.key_id, idempotency_key)
         if existing is not None:
             if existing.series_id != series.id or existing.body_hash != corpus.body_hash:
                 raise Conflict("this Idempotency-Key was used with a different request",
@@ -107,7 +108,8 @@ async def create_job(
         await driver_connection(session), job.id, series.id
     )
     if idempotency_key is not None:
-        await repo.add_idempotency(idempotency_key, series.id, corpus.body_hash, job.id)
+        await repo.add_idempotency(principal.key_id, idempotency_key, series.id,
+                                   corpus.body_hash, job.id)
     await session.flush()
     await session.refresh(job)
     return job, False

@@ -19,7 +19,7 @@ from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
 revision: str = "0012_secret_randomness"
-down_revision: str | None = "0010_audit"
+down_revision: str | None = "0011_idempotency_scope"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -74,6 +74,29 @@ async def test_same_idempotency_key_gives_one_release(client: httpx.AsyncClient)
     assert len((await client.get(URL, headers=publisher)).json()) == 1
 
 
+async def test_idempotency_keys_are_scoped_by_the_api_key(client: httpx.AsyncClient) -> None:
+    """Another publisher choosing the same Idempotency-Key gets its own job, not the first
+    publisher's (it got the other's job back, and its snapshot was never published)."""
+    await create_series(client)
+    alice = await create_key(client, "publisher", "prison-health")
+    bob = await create_key(client, "publisher", "prison-health")
+    first = await client.post(URL, json=body(1), headers={**alice, "Idempotency-Key": "y1"})
+    await wait_job(client, first.json()["id"], alice)
+    theirs = await client.post(URL, json=body(1), headers={**bob, "Idempotency-Key": "y1"})
+    assert theirs.status_code == 202, theirs.text
+    assert theirs.json()["id"] != first.json()["id"]
+    # Bob's differing body under the name Alice used is not a conflict either.
+    other = await client.post(URL, json=body(2), headers={**bob, "Idempotency-Key": "y2"})
+    mine = await client.post(URL, json=body(3), headers={**alice, "Idempotency-Key": "y2"})
+    assert other.status_code == mine.status_code == 202
+    assert other.json()["id"] != mine.json()["id"]
+    # Each replays its own.
+    again = await client.post(URL, json=body(1), headers={**bob, "Idempotency-Key": "y1"})
+    assert again.json()["id"] == theirs.json()["id"]
+    conflict = await client.post(URL, json=body(2), headers={**alice, "Idempotency-Key": "y1"})
+    assert conflict.status_code == 409
+
+
 async def test_failed_publication_leaves_no_release_and_no_gap(
     client: httpx.AsyncClient, database_url: str, monkeypatch: pytest.MonkeyPatch,
     forked_compute: None,

@@ -66,8 +66,14 @@ class JobInput(Base):
 
 
 class IdempotencyKey(TimestampMixin, Base):
+    """An ``Idempotency-Key`` as one API key used it: keys are the client's names, so two
+    publishers may pick the same one, and neither may get the other's job back."""
+
     __tablename__ = "idempotency_keys"
 
+    api_key_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="CASCADE"), primary_key=True
+    )
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     series_id: Mapped[int] = mapped_column(ForeignKey("series.id", ondelete="CASCADE"))
     body_hash: Mapped[str] = mapped_column(String(64))

@@ -59,13 +59,14 @@ class JobRepository:
         await self.session.flush()
         await self.drop_payload(job.id)
 
-    async def idempotency(self, key: str) -> IdempotencyKey | None:
-        return await self.session.get(IdempotencyKey, key)
+    async def idempotency(self, api_key_id: uuid.UUID, key: str) -> IdempotencyKey | None:
+        return await self.session.get(IdempotencyKey, (api_key_id, key))
 
-    async def add_idempotency(self, key: str, series_id: int, body_hash: str,
-                              job_id: uuid.UUID) -> None:
+    async def add_idempotency(self, api_key_id: uuid.UUID, key: str, series_id: int,
+                              body_hash: str, job_id: uuid.UUID) -> None:
         self.session.add(
-            IdempotencyKey(key=key, series_id=series_id, body_hash=body_hash, job_id=job_id)
+            IdempotencyKey(api_key_id=api_key_id, key=key, series_id=series_id,
+                           body_hash=body_hash, job_id=job_id)
         )
         await self.session.flush()
 
