@@ -17,6 +17,7 @@ from app.db.engine import Database
 from app.db.models import ApiKey
 from app.db.repositories.keys import KeyRepository
 from app.db.repositories.reads import key_and_series
+from app.db.repositories.series import SeriesRepository
 from app.errors import Forbidden, NotFound, Unauthorized, Unprocessable
 
 __all__ = ["Principal", "ROLES", "hash_key", "create_key", "revoke_key", "authenticate",
@@ -168,6 +169,11 @@ async def create_key(
         raise Unprocessable(f"role must be one of {', '.join(ROLES)}", {"field": "role"})
     if series is not None and role == "admin":
         raise Unprocessable("admin keys are not scoped to a series", {"field": "series"})
+    if series is not None and await SeriesRepository(session).get_by_name(series) is None:
+        # A key for a series that does not exist yet would be a key to whatever series is
+        # later created under that name, by anyone.
+        raise NotFound(f"no series {series!r}; create the series before its keys",
+                       {"series": series})
     plain = value or f"sp_{secrets.token_urlsafe(32)}"
     key = ApiKey(id=uuid.uuid4(), key_hash=hash_key(plain), role=role, series_name=series)
     await KeyRepository(session).add(key)

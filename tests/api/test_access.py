@@ -120,3 +120,16 @@ async def test_openapi_describes_the_contract(client: httpx.AsyncClient) -> None
     assert "ReleaseBody" in document["components"]["schemas"]
     assert "TransactionIn" in document["components"]["schemas"]
     assert document["components"]["schemas"]["SeriesCreate"].get("examples")
+
+
+async def test_a_key_for_a_series_that_does_not_exist_is_refused(
+    client: httpx.AsyncClient,
+) -> None:
+    """It would be a key to whatever series is later created under that name."""
+    for role in ("publisher", "analyst", "auditor"):
+        response = await client.post("/v1/keys", json={"role": role, "series": "nope"},
+                                     headers=ADMIN)
+        assert response.status_code == 404, response.text
+        assert response.json()["error"]["details"] == {"series": "nope"}
+    listed = await client.get("/v1/keys", headers=ADMIN)
+    assert all(k.get("series") != "nope" for k in listed.json())

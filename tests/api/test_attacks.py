@@ -87,6 +87,7 @@ async def test_each_job_keeps_an_attack_report_for_auditors(client: httpx.AsyncC
         denied = await client.get("/v1/series/audited/releases/1/attacks",
                                   headers=await create_key(client, role))
         assert denied.status_code == 403
+    await create_series(client, name="another-series")
     other = await create_key(client, "auditor", "another-series")
     assert (await client.get("/v1/series/audited/releases/1/attacks",
                              headers=other)).status_code == 403

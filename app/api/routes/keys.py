@@ -17,7 +17,7 @@ router = APIRouter(prefix="/v1/keys", tags=["keys"], responses=error_responses(4
 
 @router.post("", status_code=201, response_model=KeyOut,
              summary="Create a key (shown this once)", openapi_extra=request_body(KeyCreate),
-             responses=error_responses(400, 413, 415, 422))
+             responses=error_responses(400, 404, 413, 415, 422))
 async def create_key(request: Request, principal: PrincipalDep, session: SessionDep) -> KeyOut:
     principal.require("admin")
     body = await json_body(request, KeyCreate)
