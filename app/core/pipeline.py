@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -13,7 +13,7 @@ from app.core.progress import ProgressCallback
 from app.core.randomness import draw_secret, randomness_record, seed_warning
 from app.core.validation import validate_corpus
 
-__all__ = ["publish", "with_secret"]
+__all__ = ["DISCLOSING_RATE", "publish", "rate_warnings", "with_secret"]
 
 
 def publish(
@@ -44,12 +44,44 @@ def publish(
     validate_corpus(corpus, require_individual=declared.individuals != "ignored")
     params = with_secret(params)
     publication = declared.publish(history, corpus, private_terms, params, progress)
+    warnings: list[dict[str, str]] = []
     if isinstance(params, PublishParams):
         publication.ledger.randomness = randomness_record(params.seed, params.secret)
         warning = seed_warning(params.seed)
         if warning is not None:
-            publication.report["warnings"] = [warning]
+            warnings.append(warning)
+    warnings += rate_warnings(publication.release.population_rates, private_terms)
+    if warnings:
+        publication.report["warnings"] = warnings
     return publication
+
+
+#: A published population rate at or above this share discloses a private term by itself.
+DISCLOSING_RATE = 0.5
+
+
+def rate_warnings(rates: Mapping[str, float], private_terms: frozenset[str]
+                  ) -> list[dict[str, str]]:
+    """Warnings for private terms whose published rate ``ss(s, T^μ)`` is at least
+    :data:`DISCLOSING_RATE`.
+
+    The serial risk bounds a row's *lift* over that rate (formula 15), not the rate itself: in
+    a one-row snapshot ``{"HIV": 1.0}`` the lift is 1, within every ``r_th``, yet whoever knows
+    a person is in the snapshot learns that they have HIV. The publisher is told; the release
+    still publishes (the rate is the population's, which the publisher may mean to print).
+    """
+    return [
+        {
+            "code": "disclosing_population_rate",
+            "term": s,
+            "rate": f"{rate:.4g}",
+            "message": f"{rate:.0%} of the release's rows hold {s!r}: whoever knows a person is "
+            "in this snapshot learns they have it with that probability, whatever r_th "
+            "(r_th bounds the lift over the rate, not the rate). A larger snapshot dilutes it.",
+        }
+        for s, rate in sorted(rates.items())
+        if s in private_terms and rate >= DISCLOSING_RATE
+    ]
 
 
 def with_secret(params: Any) -> Any:

@@ -204,4 +204,8 @@ async def _compute(series: Series, history: SeriesHistory, corpus: Corpus
     warnings += published_earlier_warnings(
         history.releases, private_terms, series.private_match,  # type: ignore[arg-type]
     )
+    # The core's own (a disclosing population rate); the seed's comes with the series'.
+    found = publication.report.get("warnings")
+    warnings += [w for w in (found if isinstance(found, list) else [])
+                 if w.get("code") != "publisher_seed"]
     return publication, warnings

@@ -265,3 +265,22 @@ async def test_a_term_made_private_later_is_warned_of_and_never_printed_again(
     assert third.status_code == 201, third.text
     assert expected["code"] not in {w["code"] for w in third.json()["warnings"]}
     assert _held((await client.get(f"{url}/3", headers=publisher)).json(), "mansl") == 0
+
+
+async def test_a_disclosing_population_rate_is_warned_of(client: httpx.AsyncClient) -> None:
+    """A one-line snapshot published population_rates {"HIV": 1.0} without a word: its
+    lift is 1, within every r_th, yet it says that everyone in the snapshot has HIV."""
+    await create_series(client)
+    publisher = await create_key(client, "publisher", "prison-health")
+    url = "/v1/series/prison-health/releases"
+    one_line = {"transactions": [{"terms": ["theft", "HIV"]}]}
+    for query in ("dry_run=true", "wait=true"):
+        response = await client.post(f"{url}?{query}", json=one_line, headers=publisher)
+        assert response.status_code in (200, 201), response.text
+        found = [w for w in response.json()["warnings"]
+                 if w["code"] == "disclosing_population_rate"]
+        assert [(w["term"], w["rate"]) for w in found] == [("HIV", "1")], response.json()
+    ordinary = await client.post(f"{url}?wait=true", json=body(2), headers=publisher)
+    assert ordinary.status_code == 201, ordinary.text
+    assert not [w for w in ordinary.json()["warnings"]
+                if w["code"] == "disclosing_population_rate"]
