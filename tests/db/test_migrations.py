@@ -104,3 +104,35 @@ def test_0012_takes_the_seed_out_of_public_params_into_the_ledger() -> None:
              {"source": "publisher_seed", "seed": 918273645}, 0),
             (2, {"r_th": 2}, {}, 1),
         ]
+
+
+def test_0011_attributes_idempotency_keys_to_their_jobs_api_key() -> None:
+    import uuid
+
+    import psycopg
+
+    from app.db.embedded import libpq_url
+
+    with fresh_database() as url:
+        command.downgrade(_config(url), "0010_audit")
+        key_id, job_id, orphan_job = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+        with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+            series = conn.execute("INSERT INTO series (name, method, private_terms, params) "
+                                  "VALUES ('s', 'sanony', '{}', '{}') RETURNING id").fetchone()
+            assert series is not None
+            conn.execute("INSERT INTO api_keys (id, key_hash, role, created_at) "
+                         "VALUES (%s, 'h', 'publisher', now())", (key_id,))
+            for job, owner in ((job_id, key_id), (orphan_job, None)):
+                conn.execute(
+                    "INSERT INTO jobs (id, series_id, api_key_id, status, progress, "
+                    "n_transactions, attempts, extra_private_terms, phase_seconds, "
+                    "created_at) VALUES (%s, %s, %s, 'succeeded', 1, 1, 1, '{}', '{}', now())",
+                    (job, series[0], owner))
+            for name, job in (("mine", job_id), ("orphan", orphan_job)):
+                conn.execute("INSERT INTO idempotency_keys (key, series_id, body_hash, job_id, "
+                             "created_at) VALUES (%s, %s, 'b', %s, now())",
+                             (name, series[0], job))
+        command.upgrade(_config(url), "head")
+        with psycopg.connect(libpq_url(url)) as conn:
+            rows = conn.execute("SELECT api_key_id, key FROM idempotency_keys").fetchall()
+        assert rows == [(key_id, "mine")]
