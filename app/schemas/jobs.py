@@ -37,7 +37,11 @@ class JobOut(BaseModel):
     id: uuid.UUID
     series: str
     status: Literal["queued", "running", "succeeded", "failed"]
-    phase: str | None
+    phase: str | None = Field(
+        description="The phase running now: prepare (the uploaded snapshot decoded into "
+                    "transactions and validated, in the compute child), anony, bp, fp1, fp2, "
+                    "verify (the checked post-condition and its repair), store (the release "
+                    "written), attack (the semantic audit, when the series asks for one)")
     progress: float
     release_no: int | None
     error: dict[str, Any] | None
@@ -50,7 +54,12 @@ class JobOut(BaseModel):
     report: dict[str, Any] | None = Field(
         None, description="Auditors and admins only: the mechanism's report"
     )
-    phase_seconds: dict[str, float] | None = Field(None, description="Auditors and admins only")
+    phase_seconds: dict[str, float] | None = Field(
+        None, description="Auditors and admins only: seconds per phase, in order: "
+                          "upload+parse (the API receiving and parsing the body), load (the "
+                          "series' history from the worker's cache or PostgreSQL), prepare, "
+                          "the core's phases (anony, bp, fp1, fp2, verify), ipc (the hand-off "
+                          "to the compute child and back beyond those), store, attack")
     warnings: list[dict[str, str]] = Field(
         default_factory=list,
         description="publisher_seed when the series' params.seed is set: every random "
