@@ -24,12 +24,21 @@ cli = typer.Typer(name="serialpub", help="Privacy-preserving serial publication 
 
 
 def _database_url() -> str:
-    """Resolve (and export, so uvicorn workers inherit it) the database URL."""
+    """Resolve the database URL; export the embedded server's, so that uvicorn's worker
+    processes join it.
+
+    A ``DATABASE_URL`` the operator set is left as it is: with ``DATABASE_PASSWORD_FILE`` the
+    resolved URL holds the password, and exporting it put the password in every child's
+    environment and made the settings refuse to start (URL with a password *and* a password
+    file). Children read both variables themselves and resolve the same URL.
+    """
     from app.db.engine import resolve_database_url
 
-    url = resolve_database_url(get_settings())
-    os.environ["DATABASE_URL"] = url
-    get_settings.cache_clear()
+    settings = get_settings()
+    url = resolve_database_url(settings)
+    if not settings.database_url:
+        os.environ["DATABASE_URL"] = url
+        get_settings.cache_clear()
     return url
 
 
