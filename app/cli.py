@@ -232,12 +232,13 @@ def render() -> None:
 
 @cli.command()
 def demo(years: Annotated[int, typer.Option(min=1, max=10)] = 3) -> None:
-    """Publish a few generated yearly snapshots end to end and print each step."""
+    """Publish a few generated yearly snapshots end to end and print each step, in a
+    throw-away database (a new one on DATABASE_URL's server, else a temporary embedded one)
+    that is dropped afterwards: nothing of the demo stays in the service's database."""
     from app.services.demo import DemoError, run_demo
 
-    _migrate(_database_url())
     try:
-        asyncio.run(run_demo(get_settings(), typer.echo, years))
+        asyncio.run(run_demo(get_settings(), typer.echo, years, migrate=_migrate))
     except DemoError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

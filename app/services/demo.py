@@ -5,6 +5,12 @@ and adds fresh transactions, so the releases overlap and serial risk has somethi
 
 The service runs in this process (uvicorn on a free loopback port) and the demo calls it with
 the standard library: it needs nothing beyond the runtime dependencies (``pip install -e .``).
+
+It leaves nothing behind (:func:`throwaway_database`): it runs against a database of its own,
+created for the run and dropped after it, even when a step fails or the run is interrupted.
+With ``DATABASE_URL`` set that is a new database on the same server (the user needs CREATE
+DATABASE); without it, a second embedded PostgreSQL in a temporary directory. Its admin key is
+random and lives only in that database: the live one never sees the demo's keys or series.
 """
 
 from __future__ import annotations
@@ -13,19 +19,25 @@ import asyncio
 import contextlib
 import json
 import random
+import secrets
 import socket
-import time
+import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import psycopg
 import uvicorn
+from psycopg import sql
+from sqlalchemy.engine import make_url
 
 from app.api.main import create_app
+from app.db.embedded import libpq_url, start_embedded
 from app.settings import Settings
 
-__all__ = ["generate_snapshots", "run_demo"]
+__all__ = ["DemoError", "generate_snapshots", "run_demo", "throwaway_database"]
 
 _PRIVATE = ["HIV", "cancer", "herpes"]
 _OFFENCES = ["theft", "arson", "fraud", "vandal", "abuse", "DUI", "assault", "murder", "mansl",
@@ -103,12 +115,47 @@ async def _served(settings: Settings) -> AsyncIterator[str]:
         sock.close()
 
 
-async def run_demo(settings: Settings, say: Callable[[str], None], years: int = 3) -> None:
-    """Create a series and keys, post ``years`` snapshots (``wait=true``), print each step."""
-    token = settings.admin_token or "demo-admin-token-" + str(int(time.time()))
-    settings = settings.model_copy(update={"admin_token": token, "in_process_worker": True})
-    async with _served(settings) as base_url:
-        await _steps(_Client(base_url), {"Authorization": f"Bearer {token}"}, say, years)
+@contextlib.contextmanager
+def throwaway_database(settings: Settings) -> Iterator[str]:
+    """A database for the demo alone, dropped afterwards; yields its SQLAlchemy URL.
+
+    With ``DATABASE_URL``: ``serialpub_demo_<random>`` on that server. Without: an embedded
+    server in a temporary directory, deleted when this process ends.
+    """
+    if not settings.database_url:
+        yield start_embedded(Path(tempfile.mkdtemp(prefix="serialpub-demo-")), cleanup="delete")
+        return
+    server = make_url(settings.database_url)
+    name = f"serialpub_demo_{secrets.token_hex(6)}"
+    admin = libpq_url(server.render_as_string(hide_password=False))
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    except psycopg.Error as exc:
+        raise DemoError(f"the demo runs in a database of its own and could not create one "
+                        f"({exc}); grant CREATE DATABASE or unset DATABASE_URL to use an "
+                        "embedded server") from None
+    try:
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(name)))
+
+
+async def run_demo(settings: Settings, say: Callable[[str], None], years: int = 3,
+                   migrate: Callable[[str], None] | None = None) -> None:
+    """In a throw-away database (:func:`throwaway_database`, migrated with ``migrate``):
+    create a series and keys, post ``years`` snapshots (``wait=true``), print each step."""
+    with throwaway_database(settings) as url:
+        if migrate is not None:
+            await asyncio.to_thread(migrate, url)
+        token = secrets.token_urlsafe(32)
+        settings = settings.model_copy(update={
+            "database_url": url, "admin_token": token, "in_process_worker": True})
+        say("(a throw-away database: nothing the demo creates outlives it)")
+        async with _served(settings) as base_url:
+            await _steps(_Client(base_url), {"Authorization": f"Bearer {token}"}, say, years)
 
 
 async def _call(client: _Client, method: str, url: str, say: Callable[[str], None],
@@ -123,14 +170,14 @@ async def _call(client: _Client, method: str, url: str, say: Callable[[str], Non
 
 async def _steps(client: _Client, admin: dict[str, str], say: Callable[[str], None],
                  years: int) -> None:
-    name = f"demo-{int(time.time())}"
+    name = f"demo-{secrets.token_hex(4)}"
     series = await _call(client, "POST", "/v1/series", say, headers=admin, json={
         "name": name, "method": "sanony", "private_terms": _PRIVATE,
-        "params": {"r_th": 2, "cluster_size": 4, "seed": 7}})
+        "params": {"r_th": 2, "cluster_size": 4}})
     say(f"  series {name}: method {series['method']}, params {series['params']}")
     keys = {}
     for role in ("publisher", "analyst", "auditor"):
-        body = {"role": role, "series": name if role == "publisher" else None}
+        body = {"role": role, "series": name}
         created = await _call(client, "POST", "/v1/keys", say, headers=admin, json=body)
         keys[role] = {"Authorization": f"Bearer {created['key']}"}
         say(f"  {role} key {created['id']}")
