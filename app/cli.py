@@ -15,6 +15,7 @@ import sqlalchemy.exc
 import typer
 
 from app import cli_attack, cli_verify
+from app.observability import configure_logging, logging_config
 from app.settings import get_settings
 
 __all__ = ["cli", "main"]
@@ -58,6 +59,10 @@ def _migrate(url: str) -> None:
     config = Config(str(root / "alembic.ini"))
     config.set_main_option("script_location", str(root / "migrations"))
     config.attributes["url"] = url
+    # alembic.ini's own logging setup would print plain text: ours is configured instead.
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    config.attributes["configure_logger"] = False
     command.upgrade(config, "head")
 
 
@@ -77,9 +82,14 @@ def serve(
     """Apply migrations, then serve the API (with an in-process job worker by default)."""
     import uvicorn
 
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)
     _migrate(_database_url())
+    # One formatter for uvicorn's own lines and the access log (no query strings) in every
+    # worker process: JSON lines with SERIALPUB_LOG_FORMAT=json.
     uvicorn.run("app.api.main:create_app", factory=True, host=host, port=port, workers=workers,
-                proxy_headers=True, log_level="info")
+                proxy_headers=True, log_level=settings.log_level.lower(),
+                log_config=logging_config(settings.log_level, settings.log_format))
 
 
 @cli.command()
@@ -88,7 +98,6 @@ def worker(
 ) -> None:
     """Run a job worker (for more machines; the API runs one in-process by default)."""
     from app.api.main import start_runtime
-    from app.observability import configure_logging
     from app.runtime import set_runtime
     from app.worker import run_worker
 

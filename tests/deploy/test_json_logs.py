@@ -1,0 +1,92 @@
+"""With SERIALPUB_LOG_FORMAT=json every line ``serve`` writes is one JSON object (uvicorn's,
+alembic's, the access log, tracebacks), and no access line carries a query string: queries hold
+private terms (``?private_terms=HIV``). Tested through the CLI, with two uvicorn workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.support.database import ROOT, fresh_database
+
+pytestmark = [pytest.mark.db, pytest.mark.slow]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return 0
+
+
+@pytest.mark.parametrize("fmt", ["json", "console"])
+def test_serve_logs_json_lines_without_query_strings(fmt: str) -> None:
+    port = _free_port()
+    with fresh_database() as url:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("DATABASE_", "SERIALPUB_"))}
+        env.update({"DATABASE_URL": url, "SERIALPUB_LOG_FORMAT": fmt,
+                    "SERIALPUB_LOG_LEVEL": "INFO", "PYTHONPATH": str(ROOT)})
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--port", str(port), "--workers", "2"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            for _ in range(240):
+                if process.poll() is not None or _get(f"http://127.0.0.1:{port}/readyz") == 200:
+                    break
+                time.sleep(0.25)
+            base = f"http://127.0.0.1:{port}"
+            assert _get(f"{base}/v1/series?private_terms=HIV&label=secret-label") == 401
+            assert _get(f"{base}/healthz?private_terms=HIV") == 200
+        finally:
+            process.send_signal(signal.SIGTERM)
+            output, _ = process.communicate(timeout=60)
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert any("/healthz" in line for line in lines), output  # the access log is there
+    for line in lines:
+        assert "private_terms" not in line and "HIV" not in line, line
+        assert "secret-label" not in line, line
+        if fmt == "json":
+            event = json.loads(line)  # every line, uvicorn's and alembic's included
+            assert isinstance(event, dict) and "event" in event, line
+
+
+def test_a_traceback_is_one_json_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+    import logging.config
+
+    from app.observability import logging_config
+
+    logging.config.dictConfig(logging_config("INFO", "json"))
+    try:
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            logging.getLogger("uvicorn.error").exception("Exception in ASGI application")
+        logging.getLogger("alembic.runtime.migration").info("Running upgrade a -> b")
+    finally:
+        logging.config.dictConfig({"version": 1, "disable_existing_loggers": False})
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    events = [json.loads(line) for line in lines]
+    assert [e["event"] for e in events] == ["Exception in ASGI application",
+                                            "Running upgrade a -> b"]
+    assert "ValueError: boom" in events[0]["exception"]
+    assert events[1]["logger"] == "alembic.runtime.migration"
