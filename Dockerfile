@@ -19,7 +19,7 @@ RUN python -m pip wheel --no-cache-dir --disable-pip-version-check --no-deps \
 
 FROM ${PYTHON_IMAGE} AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 SERIALPUB_ENV=production \
-    SERIALPUB_LOG_FORMAT=json
+    SERIALPUB_LOG_FORMAT=json MALLOC_ARENA_MAX=2
 RUN groupadd --system --gid 10001 serialpub \
     && useradd --system --uid 10001 --gid serialpub --home-dir /app --shell /usr/sbin/nologin serialpub
 COPY requirements/production.lock /tmp/production.lock

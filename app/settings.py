@@ -11,9 +11,17 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-__all__ = ["Settings", "get_settings"]
+__all__ = ["MEMORY_FLOOR_MIB", "MEMORY_PER_TERM", "Settings", "get_settings"]
 
 _PLACEHOLDERS = frozenset({"changeme", "change-me", "secret", "admin", "password", "xxx", ""})
+
+
+#: Resident memory a term of an upload costs at its peak, in bytes, by process (measured in
+#: the issue: 2.7 GiB in the API and 4.0 GiB in the compute child for 18.1M terms; 280 bytes
+#: in all at 1.3M BMS-WebView-2 terms here), and each process's floor in MiB. The sizing
+#: rule of docs/performance.md and tests/deploy/test_memory_limits.py use them.
+MEMORY_PER_TERM: dict[str, int] = {"api": 160, "compute_child": 240}
+MEMORY_FLOOR_MIB: dict[str, int] = {"api": 200, "worker": 250}
 
 
 class Settings(BaseSettings):
@@ -31,14 +39,18 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path("./.serialpub"), alias="SERIALPUB_DATA_DIR")
     admin_token: str | None = Field(None, alias="SERIALPUB_ADMIN_TOKEN")
     secret: str | None = Field(None, alias="SERIALPUB_SECRET")
-    max_body_bytes: int = Field(256 * 1024 * 1024, alias="SERIALPUB_MAX_BODY_BYTES", gt=0)
+    # The upload caps are sized to the shipped container limits (docker-compose.yml) with the
+    # memory a term costs (MEMORY_PER_TERM): raise them together (docs/performance.md,
+    # "Sizing memory"). A 206 MiB upload within the earlier caps (1.9M lines, 18.1M terms)
+    # peaked at 4.0 GiB in the compute child and 2.7 GiB in the API: four times the limits.
+    max_body_bytes: int = Field(64 * 1024 * 1024, alias="SERIALPUB_MAX_BODY_BYTES", gt=0)
     #: JSON bodies are parsed whole (Python objects, ~25 bytes per body byte): their own cap.
     max_json_bytes: int = Field(16 * 1024 * 1024, alias="SERIALPUB_MAX_JSON_BYTES", gt=0)
-    max_transactions: int = Field(2_000_000, alias="SERIALPUB_MAX_TRANSACTIONS", gt=0)
+    max_transactions: int = Field(1_000_000, alias="SERIALPUB_MAX_TRANSACTIONS", gt=0)
     max_terms_per_transaction: int = Field(1_000, alias="SERIALPUB_MAX_TERMS_PER_TRANSACTION",
                                            gt=0)
     max_distinct_terms: int = Field(200_000, alias="SERIALPUB_MAX_DISTINCT_TERMS", gt=0)
-    max_terms_per_release: int = Field(20_000_000, alias="SERIALPUB_MAX_TERMS_PER_RELEASE", gt=0)
+    max_terms_per_release: int = Field(4_000_000, alias="SERIALPUB_MAX_TERMS_PER_RELEASE", gt=0)
     in_process_worker: bool = Field(True, alias="SERIALPUB_IN_PROCESS_WORKER")
     #: Jobs (of different series) a worker runs at once; unset: one per CPU core.
     worker_concurrency: int | None = Field(None, alias="SERIALPUB_WORKER_CONCURRENCY", ge=1)

@@ -42,12 +42,12 @@ _BLOCK = 1 << 16
 class Limits:
     """Caps that bound a parse whatever the body (README "Settings")."""
 
-    max_transactions: int = 2_000_000
+    max_transactions: int = 1_000_000
     max_terms_per_transaction: int = 1_000
     max_distinct_terms: int = 200_000
     #: Term occurrences of a whole release (the sum of its transactions' terms): with the
     #: row cap, what bounds the arrays here and the core's transactions in the job.
-    max_terms_per_release: int = 20_000_000
+    max_terms_per_release: int = 4_000_000
 
 
 @dataclass(slots=True)

@@ -42,6 +42,7 @@ from app.runtime import Runtime
 from app.services.compute import publish_isolated
 from app.services.handoff import HandOff, pack_history
 from app.services.history import load_keyed_history
+from app.services.memory import give_back_memory
 from app.services.processes import current_process
 from app.services.progress import ProgressTracker, flush_progress, write_progress
 from app.services.renderings import store_release_documents
@@ -94,6 +95,8 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await flusher
+            # The history, hand-off and result are garbage now: give their pages back.
+            await asyncio.to_thread(give_back_memory)
 
 
 async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Annotated, Any, Literal
@@ -34,9 +35,13 @@ from app.schemas.terms import Term, Text
 from app.services import publishing, releases, renderings
 from app.services.auth import Principal
 from app.services.ingest import Limits, read_corpus
+from app.services.memory import give_back_memory
 from app.services.risk import release_risk
 from app.services.series import get_series, series_warnings
 from app.settings import Settings
+
+#: Transactions from which an upload's pages are handed back to the OS once it is stored.
+_LARGE_UPLOAD = 100_000
 
 router = APIRouter(prefix="/v1/series/{name}/releases", tags=["releases"],
                    responses=error_responses(401, 403, 404))
@@ -98,6 +103,10 @@ async def post_release(
         job, _ = await publishing.create_job(session, principal, series, corpus,
                                              idempotency_key,
                                              time.perf_counter() - parse_started)
+    if len(corpus) >= _LARGE_UPLOAD:
+        # The parsed body is garbage now; glibc would keep its pages (app.services.memory).
+        del corpus
+        await asyncio.to_thread(give_back_memory)
     if wait:
         return await _await_release(runtime, principal, name, job.id)
     body = publishing.job_out(job, name, principal, series_warnings(series))
