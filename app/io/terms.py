@@ -29,9 +29,21 @@ from app.core.spelling import JOINERS as _JOINERS
 from app.core.spelling import fold
 from app.core.validation import MAX_TERM_LENGTH
 
-__all__ = ["PRIVATE_MATCH", "PrivateMatch", "PrivateMatcher", "FoldWarning", "bad_character",
-           "block_is_clean", "term_pattern", "text_pattern",
-           "describe", "fold", "normalize_term", "normalize_private_terms", "text_line_check"]
+__all__ = [
+    "PRIVATE_MATCH",
+    "PrivateMatch",
+    "PrivateMatcher",
+    "FoldWarning",
+    "bad_character",
+    "block_is_clean",
+    "term_pattern",
+    "text_pattern",
+    "describe",
+    "fold",
+    "normalize_term",
+    "normalize_private_terms",
+    "text_line_check",
+]
 
 PrivateMatch = Literal["casefold", "exact"]
 PRIVATE_MATCH: tuple[PrivateMatch, ...] = ("casefold", "exact")
@@ -49,10 +61,22 @@ PRIVATE_MATCH: tuple[PrivateMatch, ...] = ("casefold", "exact")
 #: ``unicodedata`` has no such property, and a 17-range table that changes once a decade is
 #: lighter than a compiled dependency.
 DEFAULT_IGNORABLE: tuple[tuple[int, int], ...] = (
-    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
-    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
-    (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
-    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
     (0xE0000, 0xE0FFF),
 )
 
@@ -80,8 +104,9 @@ def _ranges(allowed: str) -> tuple[tuple[int, int], ...]:
 
 def _forbidden_class(allowed: str = _JOINERS) -> str:
     """A Python regex class body of :func:`_ranges`."""
-    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}"
-                   for a, b in _ranges(allowed))
+    return "".join(
+        f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in _ranges(allowed)
+    )
 
 
 @cache
@@ -165,19 +190,25 @@ def normalize_term(raw: str, where: dict[str, int], field: str = "terms") -> str
     """
     index = bad_character(raw)
     if index is not None:
-        raise _fault(where, f"term {raw[:40]!r} contains {describe(raw[index])}",
-                     field=field, column=index + 1)
+        raise _fault(
+            where,
+            f"term {raw[:40]!r} contains {describe(raw[index])}",
+            field=field,
+            column=index + 1,
+        )
     term = unicodedata.normalize("NFC", raw.strip())
     if not term:
         raise _fault(where, "empty term", field=field)
     if len(term) > MAX_TERM_LENGTH:
-        raise _fault(where, f"term longer than {MAX_TERM_LENGTH} characters", field=field,
-                     length=len(term))
+        raise _fault(
+            where, f"term longer than {MAX_TERM_LENGTH} characters", field=field, length=len(term)
+        )
     return term
 
 
-def normalize_private_terms(raw: Iterable[str], mode: PrivateMatch, *,
-                            field: str = "private_terms") -> list[str]:
+def normalize_private_terms(
+    raw: Iterable[str], mode: PrivateMatch, *, field: str = "private_terms"
+) -> list[str]:
     """Normalised private terms in their given order, without repeats; two spellings of one
     term under ``mode`` are refused (which one is meant would be a guess)."""
     seen: dict[str, tuple[int, str]] = {}
@@ -208,8 +239,12 @@ class FoldWarning:
     treated_as: Literal["private", "public"]
 
     def as_dict(self) -> dict[str, str]:
-        return {"code": "term_folds_onto_private_term", "term": self.term,
-                "private_term": self.private_term, "treated_as": self.treated_as}
+        return {
+            "code": "term_folds_onto_private_term",
+            "term": self.term,
+            "private_term": self.private_term,
+            "treated_as": self.treated_as,
+        }
 
 
 class PrivateMatcher:

@@ -22,19 +22,29 @@ from app.io.terms import (
 WHERE = {"line": 3}
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    (" HIV ", "HIV"),
-    ("\u3000cancer\u00a0", "cancer"),
-    (unicodedata.normalize("NFD", "cancér"), "cancér"),
-    ("می\u200cخواهم", "می\u200cخواهم"),  # a Persian word keeps its zero-width non-joiner
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (" HIV ", "HIV"),
+        ("\u3000cancer\u00a0", "cancer"),
+        (unicodedata.normalize("NFD", "cancér"), "cancér"),
+        ("می\u200cخواهم", "می\u200cخواهم"),  # a Persian word keeps its zero-width non-joiner
+    ],
+)
 def test_normalize(raw: str, expected: str) -> None:
     assert normalize_term(raw, WHERE) == expected
 
 
-@pytest.mark.parametrize(("raw", "column"), [
-    ("HIV\u200b", 4), ("a\x00b", 2), ("x\ud800", 2), ("\u202eabc", 1), ("a\tb", 2),
-])
+@pytest.mark.parametrize(
+    ("raw", "column"),
+    [
+        ("HIV\u200b", 4),
+        ("a\x00b", 2),
+        ("x\ud800", 2),
+        ("\u202eabc", 1),
+        ("a\tb", 2),
+    ],
+)
 def test_unprintable_refused_with_column(raw: str, column: int) -> None:
     with pytest.raises(InvalidCorpus) as fault:
         normalize_term(raw, WHERE)
@@ -54,7 +64,10 @@ def test_fold_and_matcher() -> None:
     terms, warnings = matcher.remap(["HIV", "hiv", "ＨＩＶ", "theft", "CANCÉR"])
     assert terms == ["HIV", "HIV", "HIV", "theft", "cancér"]
     assert [(w.term, w.treated_as) for w in warnings] == [
-        ("hiv", "private"), ("ＨＩＶ", "private"), ("CANCÉR", "private")]
+        ("hiv", "private"),
+        ("ＨＩＶ", "private"),
+        ("CANCÉR", "private"),
+    ]
     exact = PrivateMatcher(["HIV"], "exact")
     assert exact.remap(["hiv", "HIV"])[0] == ["hiv", "HIV"]
     assert matcher.canonical_private(["hiv", "mansl"]) == ["HIV", "mansl"]
