@@ -1,4 +1,4 @@
-"""Term spelling: one canonical form per term, and which spellings name a private term.
+r"""Term spelling: one canonical form per term, and which spellings name a private term.
 
 Every term and every private term is normalised at ingest (:func:`normalize_term`): surrounding
 white space trimmed, Unicode NFC, and refused when it holds a character that no one types on
@@ -7,11 +7,18 @@ zero-width or bidirectional format characters, and every Default_Ignorable_Code_
 variation selectors, the combining grapheme joiner, Hangul fillers, tags; see
 :data:`DEFAULT_IGNORABLE`), or that PostgreSQL cannot store (NUL). The zero-width joiner and
 non-joiner alone stay: they spell Persian, Indic and emoji words, and matching ignores them.
+Refused, not stripped: a stripped term would be published as something the hospital did not
+send, and a refusal names the item or line and the code point, so the sender can fix its
+source. The Default_Ignorable code points refused are U+00AD, U+034F, U+061C, U+115F-1160,
+U+17B4-17B5, U+180B-180F, U+200B, U+200E-200F, U+202A-202E, U+2060-206F, U+3164, U+FE00-FE0F,
+U+FEFF, U+FFA0, U+FFF0-FFF8, U+1BCA0-1BCA3, U+1D173-1D17A and U+E0000-E0FFF.
 
 Matching a term against the private terms (:class:`PrivateMatcher`) goes one step further
 under ``private_match="casefold"`` (the default): the NFKC case fold of :func:`fold`, so that
-``hiv``, ``ＨＩＶ`` and ``HIV`` are one private term. Under ``"exact"`` only the NFC spelling
-matches, and spellings that fold onto a private term are reported, not merged.
+``hiv``, ``ＨＩＶ`` and ``HIV`` are one private term. Under ``"exact"`` the NFC spelling
+matches, less the joiners (:func:`visible`: ``HI\u200dV`` reads as ``HIV`` and is that private
+term in either mode), and other spellings that fold onto a private term are reported, not
+merged.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from typing import Literal
 
 from app.core.errors import InvalidCorpus
 from app.core.spelling import JOINERS as _JOINERS
-from app.core.spelling import fold
+from app.core.spelling import fold, visible
 from app.core.validation import MAX_TERM_LENGTH
 
 __all__ = [
@@ -43,6 +50,7 @@ __all__ = [
     "normalize_term",
     "normalize_private_terms",
     "text_line_check",
+    "visible",
 ]
 
 PrivateMatch = Literal["casefold", "exact"]
@@ -162,7 +170,14 @@ def describe(char: str) -> str:
     """``U+200B (ZERO WIDTH SPACE)``: how an error names a character."""
     name = unicodedata.name(char, "")
     if not name:
-        name = "a lone surrogate" if 0xD800 <= ord(char) <= 0xDFFF else "a control character"
+        if 0xD800 <= ord(char) <= 0xDFFF:
+            name = "a lone surrogate"
+        elif ord(char) in _IGNORABLE:
+            # Reserved default-ignorables (U+2065, U+FFF0, most tags) have no name, and are
+            # not controls: say why they are refused.
+            name = "an invisible, default-ignorable code point"
+        else:
+            name = "a control character"
     return f"U+{ord(char):04X} ({name})"
 
 
@@ -215,7 +230,7 @@ def normalize_private_terms(
     out: list[str] = []
     for i, value in enumerate(raw):
         term = normalize_term(value, {"item": i}, field)
-        key = fold(term) if mode == "casefold" else term
+        key = _match_key(term, mode)
         if key in seen:
             first, spelling = seen[key]
             if spelling == term:
@@ -228,6 +243,12 @@ def normalize_private_terms(
         seen[key] = (i, term)
         out.append(term)
     return out
+
+
+def _match_key(term: str, mode: PrivateMatch) -> str:
+    r"""What two spellings of one private term have in common under ``mode``. Never the
+    spelling alone: joiners are invisible, so ``HI\u200dV`` is ``HIV`` even under exact."""
+    return fold(term) if mode == "casefold" else visible(term)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,32 +275,34 @@ class PrivateMatcher:
         self.mode = mode
         self._exact = frozenset(private_terms)
         self._folded: dict[str, str] = {}
+        #: The spelling each private term is matched by under ``mode`` (:func:`_match_key`).
+        self._keyed: dict[str, str] = {}
         for term in sorted(self._exact):
             self._folded.setdefault(fold(term), term)
+            self._keyed.setdefault(_match_key(term, mode), term)
 
     def canonical_private(self, extra: Iterable[str]) -> list[str]:
         """Extra private terms of a release, written as the series' spelling when they
-        name one of its private terms (casefold)."""
-        out = []
-        for term in extra:
-            out.append(self._folded.get(fold(term), term) if self.mode == "casefold" else term)
-        return sorted(set(out))
+        name one of its private terms (casefold; under exact, when they differ from it only
+        by joiners)."""
+        return sorted({self._keyed.get(_match_key(term, self.mode), term) for term in extra})
 
     def remap(self, terms: Sequence[str]) -> tuple[list[str], list[FoldWarning]]:
         """``terms`` (a corpus' dictionary) with every spelling of a private term replaced
-        by that private term (casefold), and a warning for every spelling that folds onto a
-        private term without being it."""
+        by that private term (casefold; under exact, the spellings that differ only by
+        joiners), and a warning for every spelling that folds onto a private term without
+        being it."""
         out = list(terms)
         warnings: list[FoldWarning] = []
         for i, term in enumerate(terms):
             if term in self._exact:
                 continue
-            private = self._folded.get(fold(term))
-            if private is None:
-                continue
-            if self.mode == "casefold":
+            private = self._keyed.get(_match_key(term, self.mode))
+            if private is not None:
                 out[i] = private
                 warnings.append(FoldWarning(term, private, "private"))
-            else:
+                continue
+            private = self._folded.get(fold(term))
+            if private is not None:  # exact: another case or width stays another term
                 warnings.append(FoldWarning(term, private, "public"))
         return out, warnings

@@ -5,6 +5,7 @@ naming the line or item, the same in a dry run and a real post."""
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from typing import Any
 
@@ -89,6 +90,45 @@ async def test_exact_match_keeps_other_spellings_and_warns(client: httpx.AsyncCl
     job = (await client.get(f"/v1/jobs/{posted.json()['job']['id']}", headers=ADMIN)).json()
     warned = {(w["term"], w["treated_as"]) for w in job["report"]["ingest_warnings"]}
     assert warned == {("hiv", "public"), ("ＨＩＶ", "public")}
+
+
+async def test_exact_match_takes_a_joiner_spelling_as_the_private_term(
+    client: httpx.AsyncClient,
+) -> None:
+    """Under exact, ``HI\u200dV`` (the zero-width joiner, allowed for Persian, Indic and
+    emoji words) was published in clear, and reads as ``HIV``; a joiner spelling of a private
+    term is now that private term, in the corpus, in extra and in the series' private terms."""
+    params = {"r_th": 2, "cluster_size": 2, "seed": 7}
+    response = await client.post(
+        "/v1/series",
+        headers=ADMIN,
+        json={"name": "e", "private_terms": ["HIV"], "private_match": "exact", "params": params},
+    )
+    assert response.status_code == 201, response.text
+    publisher = await create_key(client, "publisher", "e")
+    joined = ["HI\u200dV", "\u200cHIV", "H\u200dI\u200cV", "mans\u200dl"]
+    corpus = [["theft", t] for t in joined] + [["theft", "arson"], ["fraud"], ["arson", "fraud"]]
+    posted = await client.post(
+        f"{URL.format('e')}?wait=true",
+        # The extra private term is the series' HIV and another one, mansl.
+        content=_json(corpus * 2, private_terms=["H\u200dIV", "mansl"]),
+        headers={**publisher, "Content-Type": "application/json"},
+    )
+    assert posted.status_code == 201, posted.text
+    release = (await client.get(f"{URL.format('e')}/1", headers=ADMIN)).json()
+    assert _public_terms(release) <= {"theft", "arson", "fraud"}, _public_terms(release)
+    assert set(release["population_rates"]) == {"HIV", "mansl"}
+    job = (await client.get(f"/v1/jobs/{posted.json()['job']['id']}", headers=ADMIN)).json()
+    warned = {(w["term"], w["treated_as"]) for w in job["report"]["ingest_warnings"]}
+    assert warned == {(t, "private") for t in joined}
+    for same in (["HIV", "HI\u200dV"], ["HI\u200cV", "HIV"]):
+        twice = await client.post(
+            "/v1/series",
+            headers=ADMIN,
+            json={"name": "f", "private_terms": same, "private_match": "exact"},
+        )
+        assert twice.status_code == 422, (same, twice.text)
+        assert twice.json()["error"]["details"]["same_as"] == 0
 
 
 async def test_dry_run_reports_folded_terms(client: httpx.AsyncClient) -> None:
@@ -258,6 +298,8 @@ async def test_unprintable_characters_are_refused(
     assert response.status_code == 422, response.text
     error = response.json()["error"]
     assert details.items() <= error["details"].items(), error
+    # The code point is named: an invisible one cannot be found by looking at the term.
+    assert re.search(r"U\+[0-9A-F]{4,6} \(", error["message"]), error
     assert await _stored(database_url) == (0, 0, 0)
 
 
