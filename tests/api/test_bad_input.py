@@ -242,27 +242,49 @@ async def test_bad_series_parameters(client: httpx.AsyncClient) -> None:
     assert again.status_code == 409 and again.json()["error"]["code"] == "name_taken"
 
 
-@pytest.mark.parametrize("depth", [100, 100_000])
+@pytest.mark.parametrize("shape", ["array", "object"])
+@pytest.mark.parametrize("depth", [100, 990, 20_000, 100_000])
 async def test_deeply_nested_json_is_a_4xx(
-    client: httpx.AsyncClient, database_url: str, depth: int
+    client: httpx.AsyncClient, database_url: str, depth: int, shape: str
 ) -> None:
-    """A body of 100,000 brackets answered 500 (RecursionError in the JSON decoder)."""
+    """A deeply nested body (``[[[...]]]`` or ``{"a":{"a":...}}``) answered 500 on every JSON
+    route: RecursionError in the JSON decoder, from under 990 levels within the app's stack
+    (1,000 in a bare interpreter). 100 levels is the control (parsed, then refused as the wrong
+    shape); 100,000 may exceed a release's byte limit first (413)."""
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
-    nested = "[" * depth + "]" * depth
-    for url, body, headers in (
-        ("/v1/series", f'{{"name": "x", "private_terms": ["a"], "params": {nested}}}', ADMIN),
-        ("/v1/series/prison-health/releases", nested, publisher),
-        (
-            "/v1/series/prison-health/releases",
-            f'{{"transactions": [{{"terms": ["a"], "individual": {nested}}}]}}',
-            publisher,
-        ),
-        ("/v1/keys", f'{{"role": "analyst", "series": {nested}}}', ADMIN),
-    ):
-        response = await client.post(
-            url, content=body.encode(), headers={**headers, "Content-Type": "application/json"}
-        )
+    keys_before = len((await client.get("/v1/keys", headers=ADMIN)).json())
+    if shape == "array":
+        nested = "[" * depth + "]" * depth
+    else:
+        nested = '{"a":' * depth + "1" + "}" * depth
+    releases = "/v1/series/prison-health/releases"
+    for method, url, body, headers in (
+        ("POST", "/v1/series", nested, ADMIN),
+        ("POST", "/v1/series", f'{{"name": "x", "private_terms": ["a"], "params": {nested}}}',
+         ADMIN),
+        ("POST", releases, nested, publisher),
+        ("POST", f"{releases}?wait=true", nested, publisher),
+        ("POST", f"{releases}?dry_run=true",
+         f'{{"transactions": [{{"terms": ["a"], "individual": {nested}}}]}}', publisher),
+        ("POST", releases, f'{{"label": {nested}, "transactions": [{{"terms": ["a"]}}]}}',
+         publisher),
+        ("PUT", "/v1/series/prison-health/background", nested, publisher),
+        ("POST", "/v1/keys", nested, ADMIN),
+        ("POST", "/v1/keys", f'{{"role": "analyst", "series": {nested}}}', ADMIN),
+    ):  # fmt: skip
+        response = await client.request(
+            method, url, content=body.encode(),
+            headers={**headers, "Content-Type": "application/json"},
+        )  # fmt: skip
         assert 400 <= response.status_code < 500, (url, response.status_code, response.text)
-        assert response.json()["error"]["message"]
+        error = response.json()["error"]
+        assert error["message"]
+        if depth == 20_000 or (depth > 20_000 and response.status_code != 413):
+            assert (response.status_code, error["code"]) == (400, "invalid_json"), (url, error)
+            assert "nested too deeply" in error["message"]
     assert await _stored(database_url) == (0, 0, 0)
+    assert [s["name"] for s in (await client.get("/v1/series", headers=ADMIN)).json()] == [
+        "prison-health"
+    ]
+    assert len((await client.get("/v1/keys", headers=ADMIN)).json()) == keys_before
