@@ -81,7 +81,9 @@ class JobOut(BaseModel):
         description="publisher_seed when the series' params.seed is set: every random "
         "choice of the release follows from it (tests and benchmarks only); once "
         "the job succeeded, its report's warnings (private_term_published_earlier: "
-        "the release made private a term earlier releases printed in clear)",
+        "the release made private a term earlier releases printed in clear; "
+        "disclosing_population_rate: a private term's published population rate is 0.5 or "
+        "more, so the rate alone discloses it)",
     )
     suppressed: dict[str, int] | None = Field(
         None,

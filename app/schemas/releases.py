@@ -129,7 +129,13 @@ class ReleaseOut(BaseModel):
     method: str
     params: dict[str, Any]
     n_rows: int
-    population_rates: dict[str, float]
+    population_rates: dict[str, float] = Field(
+        description="Per private term s, ss(s, T^μ) of SPEC 3: every published copy of s "
+        "(cluster segments and global bag, counterfeit copies included) over every "
+        "published row (counterfeit rows included). The base of the serial risk (r_th bounds "
+        "a row's lift over it), not the true prevalence; public, so a high rate discloses by "
+        "itself (warning disclosing_population_rate, at 0.5 or more)"
+    )
     global_bag: dict[str, int]
     global_counterfeits: int
     clusters: list[ClusterOut]
@@ -184,7 +190,10 @@ class PublishResult(BaseModel):
         "publisher_seed when the series' params.seed is set, and "
         "private_term_published_earlier when this release makes private a term "
         "that earlier releases printed in clear in their rows (releases: their "
-        "numbers, comma-separated; rows: how many rows printed it)",
+        "numbers, comma-separated; rows: how many rows printed it), and "
+        "disclosing_population_rate when a private term's published population rate is 0.5 "
+        "or more (term, rate: whoever knows a person is in the snapshot learns they have it "
+        "with that probability, whatever r_th; a one-line snapshot prints rate 1)",
         examples=[
             [
                 {

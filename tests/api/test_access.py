@@ -136,6 +136,24 @@ async def test_openapi_describes_the_contract(client: httpx.AsyncClient) -> None
     assert document["components"]["schemas"]["SeriesCreate"].get("examples")
 
 
+async def test_openapi_says_what_population_rates_are_and_names_every_warning(
+    client: httpx.AsyncClient,
+) -> None:
+    """population_rates were undescribed, and the disclosing_population_rate warning of
+    351dae3 was named in the README only (API.md: the OpenAPI document describes it all)."""
+    schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
+    rates = schemas["ReleaseOut"]["properties"]["population_rates"]["description"]
+    assert "ss(s, T^μ)" in rates and "disclosing_population_rate" in rates
+    for schema in ("JobOut", "PublishResult"):
+        described = schemas[schema]["properties"]["warnings"]["description"]
+        for code in (
+            "publisher_seed",
+            "private_term_published_earlier",
+            "disclosing_population_rate",
+        ):
+            assert code in described, (schema, code)
+
+
 async def test_a_key_for_a_series_that_does_not_exist_is_refused(
     client: httpx.AsyncClient,
 ) -> None:
