@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["JOINERS", "fold"]
+__all__ = ["JOINERS", "fold", "visible"]
 
 #: Zero-width joiners: part of the spelling of Persian, Indic and emoji words, ignored when
 #: spellings are compared (they are not visible).
@@ -26,3 +26,16 @@ def fold(term: str) -> str:
     """
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", term).casefold())
     return folded.translate(_DROP).strip()
+
+
+def visible(term: str) -> str:
+    r"""``term`` as a reader sees it: NFC without joiners (no case or width fold).
+
+    Spellings that differ only by joiners look the same, so even ``private_match = "exact"``,
+    which keeps ``hiv`` apart from ``HIV``, must take ``HI\u200dV`` as ``HIV``: otherwise a
+    release would print what reads as a private term in clear.
+
+    >>> visible("HI\u200dV") == visible("HIV") != visible("hiv")
+    True
+    """
+    return unicodedata.normalize("NFC", term.translate(_DROP)).strip()

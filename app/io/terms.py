@@ -1,4 +1,4 @@
-"""Term spelling: one canonical form per term, and which spellings name a private term.
+r"""Term spelling: one canonical form per term, and which spellings name a private term.
 
 Every term and every private term is normalised at ingest (:func:`normalize_term`): surrounding
 white space trimmed, Unicode NFC, and refused when it holds a character that no one types on
@@ -7,11 +7,18 @@ zero-width or bidirectional format characters, and every Default_Ignorable_Code_
 variation selectors, the combining grapheme joiner, Hangul fillers, tags; see
 :data:`DEFAULT_IGNORABLE`), or that PostgreSQL cannot store (NUL). The zero-width joiner and
 non-joiner alone stay: they spell Persian, Indic and emoji words, and matching ignores them.
+Refused, not stripped: a stripped term would be published as something the hospital did not
+send, and a refusal names the item or line and the code point, so the sender can fix its
+source. The Default_Ignorable code points refused are U+00AD, U+034F, U+061C, U+115F-1160,
+U+17B4-17B5, U+180B-180F, U+200B, U+200E-200F, U+202A-202E, U+2060-206F, U+3164, U+FE00-FE0F,
+U+FEFF, U+FFA0, U+FFF0-FFF8, U+1BCA0-1BCA3, U+1D173-1D17A and U+E0000-E0FFF.
 
 Matching a term against the private terms (:class:`PrivateMatcher`) goes one step further
 under ``private_match="casefold"`` (the default): the NFKC case fold of :func:`fold`, so that
-``hiv``, ``ＨＩＶ`` and ``HIV`` are one private term. Under ``"exact"`` only the NFC spelling
-matches, and spellings that fold onto a private term are reported, not merged.
+``hiv``, ``ＨＩＶ`` and ``HIV`` are one private term. Under ``"exact"`` the NFC spelling
+matches, less the joiners (:func:`visible`: ``HI\u200dV`` reads as ``HIV`` and is that private
+term in either mode), and other spellings that fold onto a private term are reported, not
+merged.
 """
 
 from __future__ import annotations
@@ -26,12 +33,25 @@ from typing import Literal
 
 from app.core.errors import InvalidCorpus
 from app.core.spelling import JOINERS as _JOINERS
-from app.core.spelling import fold
+from app.core.spelling import fold, visible
 from app.core.validation import MAX_TERM_LENGTH
 
-__all__ = ["PRIVATE_MATCH", "PrivateMatch", "PrivateMatcher", "FoldWarning", "bad_character",
-           "block_is_clean", "term_pattern", "text_pattern",
-           "describe", "fold", "normalize_term", "normalize_private_terms", "text_line_check"]
+__all__ = [
+    "PRIVATE_MATCH",
+    "PrivateMatch",
+    "PrivateMatcher",
+    "FoldWarning",
+    "bad_character",
+    "block_is_clean",
+    "term_pattern",
+    "text_pattern",
+    "describe",
+    "fold",
+    "normalize_term",
+    "normalize_private_terms",
+    "text_line_check",
+    "visible",
+]
 
 PrivateMatch = Literal["casefold", "exact"]
 PRIVATE_MATCH: tuple[PrivateMatch, ...] = ("casefold", "exact")
@@ -49,10 +69,22 @@ PRIVATE_MATCH: tuple[PrivateMatch, ...] = ("casefold", "exact")
 #: ``unicodedata`` has no such property, and a 17-range table that changes once a decade is
 #: lighter than a compiled dependency.
 DEFAULT_IGNORABLE: tuple[tuple[int, int], ...] = (
-    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
-    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
-    (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
-    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
     (0xE0000, 0xE0FFF),
 )
 
@@ -80,8 +112,9 @@ def _ranges(allowed: str) -> tuple[tuple[int, int], ...]:
 
 def _forbidden_class(allowed: str = _JOINERS) -> str:
     """A Python regex class body of :func:`_ranges`."""
-    return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}"
-                   for a, b in _ranges(allowed))
+    return "".join(
+        f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in _ranges(allowed)
+    )
 
 
 @cache
@@ -137,7 +170,14 @@ def describe(char: str) -> str:
     """``U+200B (ZERO WIDTH SPACE)``: how an error names a character."""
     name = unicodedata.name(char, "")
     if not name:
-        name = "a lone surrogate" if 0xD800 <= ord(char) <= 0xDFFF else "a control character"
+        if 0xD800 <= ord(char) <= 0xDFFF:
+            name = "a lone surrogate"
+        elif ord(char) in _IGNORABLE:
+            # Reserved default-ignorables (U+2065, U+FFF0, most tags) have no name, and are
+            # not controls: say why they are refused.
+            name = "an invisible, default-ignorable code point"
+        else:
+            name = "a control character"
     return f"U+{ord(char):04X} ({name})"
 
 
@@ -165,26 +205,32 @@ def normalize_term(raw: str, where: dict[str, int], field: str = "terms") -> str
     """
     index = bad_character(raw)
     if index is not None:
-        raise _fault(where, f"term {raw[:40]!r} contains {describe(raw[index])}",
-                     field=field, column=index + 1)
+        raise _fault(
+            where,
+            f"term {raw[:40]!r} contains {describe(raw[index])}",
+            field=field,
+            column=index + 1,
+        )
     term = unicodedata.normalize("NFC", raw.strip())
     if not term:
         raise _fault(where, "empty term", field=field)
     if len(term) > MAX_TERM_LENGTH:
-        raise _fault(where, f"term longer than {MAX_TERM_LENGTH} characters", field=field,
-                     length=len(term))
+        raise _fault(
+            where, f"term longer than {MAX_TERM_LENGTH} characters", field=field, length=len(term)
+        )
     return term
 
 
-def normalize_private_terms(raw: Iterable[str], mode: PrivateMatch, *,
-                            field: str = "private_terms") -> list[str]:
+def normalize_private_terms(
+    raw: Iterable[str], mode: PrivateMatch, *, field: str = "private_terms"
+) -> list[str]:
     """Normalised private terms in their given order, without repeats; two spellings of one
     term under ``mode`` are refused (which one is meant would be a guess)."""
     seen: dict[str, tuple[int, str]] = {}
     out: list[str] = []
     for i, value in enumerate(raw):
         term = normalize_term(value, {"item": i}, field)
-        key = fold(term) if mode == "casefold" else term
+        key = _match_key(term, mode)
         if key in seen:
             first, spelling = seen[key]
             if spelling == term:
@@ -199,6 +245,12 @@ def normalize_private_terms(raw: Iterable[str], mode: PrivateMatch, *,
     return out
 
 
+def _match_key(term: str, mode: PrivateMatch) -> str:
+    r"""What two spellings of one private term have in common under ``mode``. Never the
+    spelling alone: joiners are invisible, so ``HI\u200dV`` is ``HIV`` even under exact."""
+    return fold(term) if mode == "casefold" else visible(term)
+
+
 @dataclass(frozen=True, slots=True)
 class FoldWarning:
     """A term that folds onto a private term: merged into it (casefold) or kept apart."""
@@ -208,8 +260,12 @@ class FoldWarning:
     treated_as: Literal["private", "public"]
 
     def as_dict(self) -> dict[str, str]:
-        return {"code": "term_folds_onto_private_term", "term": self.term,
-                "private_term": self.private_term, "treated_as": self.treated_as}
+        return {
+            "code": "term_folds_onto_private_term",
+            "term": self.term,
+            "private_term": self.private_term,
+            "treated_as": self.treated_as,
+        }
 
 
 class PrivateMatcher:
@@ -219,32 +275,34 @@ class PrivateMatcher:
         self.mode = mode
         self._exact = frozenset(private_terms)
         self._folded: dict[str, str] = {}
+        #: The spelling each private term is matched by under ``mode`` (:func:`_match_key`).
+        self._keyed: dict[str, str] = {}
         for term in sorted(self._exact):
             self._folded.setdefault(fold(term), term)
+            self._keyed.setdefault(_match_key(term, mode), term)
 
     def canonical_private(self, extra: Iterable[str]) -> list[str]:
         """Extra private terms of a release, written as the series' spelling when they
-        name one of its private terms (casefold)."""
-        out = []
-        for term in extra:
-            out.append(self._folded.get(fold(term), term) if self.mode == "casefold" else term)
-        return sorted(set(out))
+        name one of its private terms (casefold; under exact, when they differ from it only
+        by joiners)."""
+        return sorted({self._keyed.get(_match_key(term, self.mode), term) for term in extra})
 
     def remap(self, terms: Sequence[str]) -> tuple[list[str], list[FoldWarning]]:
         """``terms`` (a corpus' dictionary) with every spelling of a private term replaced
-        by that private term (casefold), and a warning for every spelling that folds onto a
-        private term without being it."""
+        by that private term (casefold; under exact, the spellings that differ only by
+        joiners), and a warning for every spelling that folds onto a private term without
+        being it."""
         out = list(terms)
         warnings: list[FoldWarning] = []
         for i, term in enumerate(terms):
             if term in self._exact:
                 continue
-            private = self._folded.get(fold(term))
-            if private is None:
-                continue
-            if self.mode == "casefold":
+            private = self._keyed.get(_match_key(term, self.mode))
+            if private is not None:
                 out[i] = private
                 warnings.append(FoldWarning(term, private, "private"))
-            else:
+                continue
+            private = self._folded.get(fold(term))
+            if private is not None:  # exact: another case or width stays another term
                 warnings.append(FoldWarning(term, private, "public"))
         return out, warnings

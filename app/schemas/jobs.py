@@ -12,25 +12,37 @@ from pydantic import BaseModel, ConfigDict, Field
 class Interruption(BaseModel):
     """A run of the job that ended without a result; the job went back to the queue."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"at": "2025-01-01T00:00:31Z", "reason": "worker_restarted", "attempt": 1}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"at": "2025-01-01T00:00:31Z", "reason": "worker_restarted", "attempt": 1}]
+        }
+    )
 
     at: dt.datetime
     reason: Literal["worker_restarted", "worker_stalled", "worker_shutdown"] = Field(
         description="worker_restarted: the process running it crashed and was restarted; "
-                    "worker_stalled: its worker stopped sending heartbeats; "
-                    "worker_shutdown: its worker was stopped (SIGTERM) before it finished")
+        "worker_stalled: its worker stopped sending heartbeats; "
+        "worker_shutdown: its worker was stopped (SIGTERM) before it finished"
+    )
     attempt: int
 
 
 class JobOut(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [{
-                "id": "0b6f5c1e-9d7a-4c57-8f0e-3c1d2a9b8e71", "series": "prison-health",
-                "status": "running", "phase": "fp1", "progress": 0.42, "release_no": None,
-                "error": None, "created_at": "2025-01-01T00:00:00Z", "finished_at": None,
-            }]
+            "examples": [
+                {
+                    "id": "0b6f5c1e-9d7a-4c57-8f0e-3c1d2a9b8e71",
+                    "series": "prison-health",
+                    "status": "running",
+                    "phase": "fp1",
+                    "progress": 0.42,
+                    "release_no": None,
+                    "error": None,
+                    "created_at": "2025-01-01T00:00:00Z",
+                    "finished_at": None,
+                }
+            ]
         }
     )
 
@@ -39,9 +51,10 @@ class JobOut(BaseModel):
     status: Literal["queued", "running", "succeeded", "failed"]
     phase: str | None = Field(
         description="The phase running now: prepare (the uploaded snapshot decoded into "
-                    "transactions and validated, in the compute child), anony, bp, fp1, fp2, "
-                    "verify (the checked post-condition and its repair), store (the release "
-                    "written), attack (the semantic audit, when the series asks for one)")
+        "transactions and validated, in the compute child), anony, bp, fp1, fp2, "
+        "verify (the checked post-condition and its repair), store (the release "
+        "written), attack (the semantic audit, when the series asks for one)"
+    )
     progress: float
     release_no: int | None
     error: dict[str, Any] | None
@@ -49,23 +62,28 @@ class JobOut(BaseModel):
     finished_at: dt.datetime | None
     attempts: int = Field(0, description="Runs started so far")
     interruptions: list[Interruption] = Field(
-        default_factory=list, description="Runs that ended without a result, oldest first")
+        default_factory=list, description="Runs that ended without a result, oldest first"
+    )
     cancel_requested: bool = Field(False, description="DELETE /v1/jobs/{id} was called")
     report: dict[str, Any] | None = Field(
         None, description="Auditors and admins only: the mechanism's report"
     )
     phase_seconds: dict[str, float] | None = Field(
-        None, description="Auditors and admins only: seconds per phase, in order: "
-                          "upload+parse (the API receiving and parsing the body), load (the "
-                          "series' history from the worker's cache or PostgreSQL), prepare, "
-                          "the core's phases (anony, bp, fp1, fp2, verify), ipc (the hand-off "
-                          "to the compute child and back beyond those), store, attack")
+        None,
+        description="Auditors and admins only: seconds per phase, in order: "
+        "upload+parse (the API receiving and parsing the body), load (the "
+        "series' history from the worker's cache or PostgreSQL), prepare, "
+        "the core's phases (anony, bp, fp1, fp2, verify), ipc (the hand-off "
+        "to the compute child and back beyond those), store, attack",
+    )
     warnings: list[dict[str, str]] = Field(
         default_factory=list,
         description="publisher_seed when the series' params.seed is set: every random "
-                    "choice of the release follows from it (tests and benchmarks only); once "
-                    "the job succeeded, its report's warnings (private_term_published_earlier: "
-                    "the release made private a term earlier releases printed in clear)",
+        "choice of the release follows from it (tests and benchmarks only); once "
+        "the job succeeded, its report's warnings (private_term_published_earlier: "
+        "the release made private a term earlier releases printed in clear; "
+        "disclosing_population_rate: a private term's published population rate is 0.5 or "
+        "more, so the rate alone discloses it)",
     )
     suppressed: dict[str, int] | None = Field(
         None,

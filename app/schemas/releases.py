@@ -13,8 +13,14 @@ from app.schemas.terms import Term, Text
 
 
 class TransactionIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
-        {"terms": ["theft", "arson", "HIV"], "individual": "p-17", "cluster": "g1"}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"terms": ["theft", "arson", "HIV"], "individual": "p-17", "cluster": "g1"}
+            ]
+        },
+    )
 
     terms: list[Term] = Field(json_schema_extra={"minItems": 1, "maxItems": 1000})
     individual: Text | None = Field(None, max_length=500, description="A stable pseudonym")
@@ -25,13 +31,16 @@ class ReleaseBody(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
-            "examples": [{
-                "label": "2024", "private_terms": ["mansl"],
-                "transactions": [
-                    {"terms": ["theft", "arson", "HIV"], "individual": "p-17", "cluster": "g1"},
-                    {"terms": ["theft", "arson"], "individual": "p-18", "cluster": "g1"},
-                ],
-            }]
+            "examples": [
+                {
+                    "label": "2024",
+                    "private_terms": ["mansl"],
+                    "transactions": [
+                        {"terms": ["theft", "arson", "HIV"], "individual": "p-17", "cluster": "g1"},
+                        {"terms": ["theft", "arson"], "individual": "p-18", "cluster": "g1"},
+                    ],
+                }
+            ]
         },
     )
 
@@ -41,9 +50,20 @@ class ReleaseBody(BaseModel):
 
 
 class ReleaseListItem(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "release_no": 1, "label": "2024", "method": "sanony", "n_rows": 6, "n_clusters": 3,
-        "created_at": "2025-01-01T00:00:00Z"}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "release_no": 1,
+                    "label": "2024",
+                    "method": "sanony",
+                    "n_rows": 6,
+                    "n_clusters": 3,
+                    "created_at": "2025-01-01T00:00:00Z",
+                }
+            ]
+        }
+    )
 
     release_no: int
     label: str | None
@@ -54,10 +74,19 @@ class ReleaseListItem(BaseModel):
 
 
 class ClusterOut(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "cluster_id": "c1", "rows": [["arson", "theft"], ["arson", "murder", "theft"]],
-        "private_terms": {"cancer": 1, "HIV": 1}, "global_share": {"herpes": 0},
-        "counterfeits": 1}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "cluster_id": "c1",
+                    "rows": [["arson", "theft"], ["arson", "murder", "theft"]],
+                    "private_terms": {"cancer": 1, "HIV": 1},
+                    "global_share": {"herpes": 0},
+                    "counterfeits": 1,
+                }
+            ]
+        }
+    )
 
     cluster_id: str
     rows: list[list[str]]
@@ -69,16 +98,28 @@ class ClusterOut(BaseModel):
 class ReleaseOut(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [{
-                "series": "prison-health", "release_no": 2, "label": "2025", "method": "sanony",
-                "params": {"r_th": 2.0, "cluster_size": 2, "randomness": "secret"}, "n_rows": 6,
-                "population_rates": {"HIV": 0.1667, "cancer": 0.3333},
-                "global_bag": {"herpes": 1}, "global_counterfeits": 0,
-                "clusters": [{"cluster_id": "c1",
-                              "rows": [["arson", "theft"], ["arson", "murder", "theft"]],
-                              "private_terms": {"cancer": 1, "HIV": 1},
-                              "global_share": {"herpes": 0}, "counterfeits": 1}],
-            }]
+            "examples": [
+                {
+                    "series": "prison-health",
+                    "release_no": 2,
+                    "label": "2025",
+                    "method": "sanony",
+                    "params": {"r_th": 2.0, "cluster_size": 2, "randomness": "secret"},
+                    "n_rows": 6,
+                    "population_rates": {"HIV": 0.1667, "cancer": 0.3333},
+                    "global_bag": {"herpes": 1},
+                    "global_counterfeits": 0,
+                    "clusters": [
+                        {
+                            "cluster_id": "c1",
+                            "rows": [["arson", "theft"], ["arson", "murder", "theft"]],
+                            "private_terms": {"cancer": 1, "HIV": 1},
+                            "global_share": {"herpes": 0},
+                            "counterfeits": 1,
+                        }
+                    ],
+                }
+            ]
         }
     )
 
@@ -88,14 +129,26 @@ class ReleaseOut(BaseModel):
     method: str
     params: dict[str, Any]
     n_rows: int
-    population_rates: dict[str, float]
+    population_rates: dict[str, float] = Field(
+        description="Per private term s, ss(s, T^μ) of SPEC 3: every published copy of s "
+        "(cluster segments and global bag, counterfeit copies included) over every "
+        "published row (counterfeit rows included). The base of the serial risk (r_th bounds "
+        "a row's lift over it), not the true prevalence; public, so a high rate discloses by "
+        "itself (warning disclosing_population_rate, at 0.5 or more)"
+    )
     global_bag: dict[str, int]
     global_counterfeits: int
     clusters: list[ClusterOut]
 
 
-_SUMMARY: dict[str, Any] = {"release_no": 1, "label": "2024", "method": "sanony",
-                            "n_rows": 6, "n_clusters": 3, "counterfeits": 1}
+_SUMMARY: dict[str, Any] = {
+    "release_no": 1,
+    "label": "2024",
+    "method": "sanony",
+    "n_rows": 6,
+    "n_clusters": 3,
+    "counterfeits": 1,
+}
 
 
 class ReleaseSummary(BaseModel):
@@ -112,10 +165,19 @@ class ReleaseSummary(BaseModel):
 class PublishResult(BaseModel):
     """``wait=true`` (201) and ``dry_run=true`` (200)."""
 
-    model_config = ConfigDict(json_schema_extra={"examples": [{
-        "dry_run": True, "job": None, "release": _SUMMARY,
-        "risk": RiskSummary.model_config["json_schema_extra"]["examples"][0],  # type: ignore
-        "warnings": []}]})
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "dry_run": True,
+                    "job": None,
+                    "release": _SUMMARY,
+                    "risk": RiskSummary.model_config["json_schema_extra"]["examples"][0],  # type: ignore
+                    "warnings": [],
+                }
+            ]
+        }
+    )
 
     dry_run: bool
     job: JobOut | None
@@ -124,19 +186,34 @@ class PublishResult(BaseModel):
     warnings: list[dict[str, str]] = Field(
         default_factory=list,
         description="Terms that fold onto a private term (NFKC case fold; dry runs: the "
-                    "publication job writes them to its report, ingest_warnings), "
-                    "publisher_seed when the series' params.seed is set, and "
-                    "private_term_published_earlier when this release makes private a term "
-                    "that earlier releases printed in clear in their rows (releases: their "
-                    "numbers, comma-separated; rows: how many rows printed it)",
-        examples=[[{"code": "term_folds_onto_private_term", "term": "hiv",
-                    "private_term": "HIV", "treated_as": "private"},
-                   {"code": "private_term_published_earlier", "term": "mansl",
-                    "releases": "1,2", "rows": "3",
+        "publication job writes them to its report, ingest_warnings), "
+        "publisher_seed when the series' params.seed is set, and "
+        "private_term_published_earlier when this release makes private a term "
+        "that earlier releases printed in clear in their rows (releases: their "
+        "numbers, comma-separated; rows: how many rows printed it), and "
+        "disclosing_population_rate when a private term's published population rate is 0.5 "
+        "or more (term, rate: whoever knows a person is in the snapshot learns they have it "
+        "with that probability, whatever r_th; a one-line snapshot prints rate 1)",
+        examples=[
+            [
+                {
+                    "code": "term_folds_onto_private_term",
+                    "term": "hiv",
+                    "private_term": "HIV",
+                    "treated_as": "private",
+                },
+                {
+                    "code": "private_term_published_earlier",
+                    "term": "mansl",
+                    "releases": "1,2",
+                    "rows": "3",
                     "message": "'mansl' is private from this release on, but release(s) 1, 2 "
-                               "published it in clear in 3 row(s) before it was; this release "
-                               "and later ones print it in no row, and what was published "
-                               "stays public"}]],
+                    "published it in clear in 3 row(s) before it was; this release "
+                    "and later ones print it in no row, and what was published "
+                    "stays public",
+                },
+            ]
+        ],
     )
 
 
@@ -156,11 +233,16 @@ def release_out_model() -> Any:
 
 def release_examples() -> dict[str, dict[str, Any]]:
     """One example per layout, named by the method it shows."""
-    examples: dict[str, dict[str, Any]] = {"sanony": {
-        "summary": "Anony-style rows (sanony, anony, wong, kanony, scomp, inv)",
-        "value": ReleaseOut.model_config["json_schema_extra"]["examples"][0]}}  # type: ignore[index]
+    examples: dict[str, dict[str, Any]] = {
+        "sanony": {
+            "summary": "Anony-style rows (sanony, anony, wong, kanony, scomp, inv)",
+            "value": ReleaseOut.model_config["json_schema_extra"]["examples"][0],  # type: ignore[index]
+        }
+    }
     for name, model in _method_release_models().items():
         extra: Any = model.model_config.get("json_schema_extra") or {}
-        examples[name] = {"summary": model.__doc__.splitlines()[0] if model.__doc__ else name,
-                          "value": extra["examples"][0]}
+        examples[name] = {
+            "summary": model.__doc__.splitlines()[0] if model.__doc__ else name,
+            "value": extra["examples"][0],
+        }
     return examples

@@ -27,19 +27,22 @@ async def test_roles(client: httpx.AsyncClient) -> None:
     publisher = await create_key(client, "publisher", "prison-health")
     auditor = await create_key(client, "auditor")
     assert (await client.post("/v1/series", json={"name": "x"}, headers=analyst)).status_code == 403
-    assert (await client.post("/v1/keys", json={"role": "admin"},
-                              headers=publisher)).status_code == 403
+    assert (
+        await client.post("/v1/keys", json={"role": "admin"}, headers=publisher)
+    ).status_code == 403
     posted = await client.post("/v1/series/prison-health/releases", json=body(1), headers=analyst)
     assert posted.status_code == 403
-    assert (await client.post("/v1/series/prison-health/releases", json=body(1),
-                              headers=auditor)).status_code == 403
+    assert (
+        await client.post("/v1/series/prison-health/releases", json=body(1), headers=auditor)
+    ).status_code == 403
     assert (await client.get("/v1/series/prison-health/risk", headers=publisher)).status_code == 403
     for key in (analyst, publisher, auditor, ADMIN):
         assert (await client.get("/v1/series/prison-health", headers=key)).status_code == 200
 
 
-async def test_key_shown_once_stored_hashed_and_revocable(client: httpx.AsyncClient,
-                                                          database_url: str) -> None:
+async def test_key_shown_once_stored_hashed_and_revocable(
+    client: httpx.AsyncClient, database_url: str
+) -> None:
     import psycopg
 
     from app.db.embedded import libpq_url
@@ -49,8 +52,7 @@ async def test_key_shown_once_stored_hashed_and_revocable(client: httpx.AsyncCli
     key = created.json()
     assert key["role"] == "auditor" and key["series"] is None and key["key"]
     async with await psycopg.AsyncConnection.connect(libpq_url(database_url)) as conn:
-        cur = await conn.execute("SELECT count(*) FROM api_keys WHERE key_hash = %s",
-                                 (key["key"],))
+        cur = await conn.execute("SELECT count(*) FROM api_keys WHERE key_hash = %s", (key["key"],))
         assert (await cur.fetchone()) == (0,)
     headers = {"Authorization": f"Bearer {key['key']}"}
     assert (await client.get("/v1/series", headers=headers)).status_code == 200
@@ -75,8 +77,9 @@ async def test_series_echo_effective_params(client: httpx.AsyncClient) -> None:
 async def test_publisher_for_all_series(client: httpx.AsyncClient) -> None:
     await create_series(client)
     anywhere = await create_key(client, "publisher")
-    response = await client.post("/v1/series/prison-health/releases?wait=true", json=body(1),
-                                 headers=anywhere)
+    response = await client.post(
+        "/v1/series/prison-health/releases?wait=true", json=body(1), headers=anywhere
+    )
     assert response.status_code == 201
 
 
@@ -107,12 +110,23 @@ async def test_unknown_route_answers_the_error_body(client: httpx.AsyncClient) -
 async def test_openapi_describes_the_contract(client: httpx.AsyncClient) -> None:
     document = (await client.get("/openapi.json")).json()
     paths = document["paths"]
-    for path in ("/v1/keys", "/v1/keys/{key_id}", "/v1/series", "/v1/series/{name}",
-                 "/v1/series/{name}/releases", "/v1/series/{name}/releases/{release_no}",
-                 "/v1/jobs/{job_id}", "/v1/series/{name}/releases/{release_no}/risk",
-                 "/v1/series/{name}/releases/{release_no}/risk/rows", "/v1/series/{name}/risk",
-                 "/v1/series/{name}/releases/{release_no}/cover", "/v1/series/{name}/statistics",
-                 "/healthz", "/readyz", "/metrics"):
+    for path in (
+        "/v1/keys",
+        "/v1/keys/{key_id}",
+        "/v1/series",
+        "/v1/series/{name}",
+        "/v1/series/{name}/releases",
+        "/v1/series/{name}/releases/{release_no}",
+        "/v1/jobs/{job_id}",
+        "/v1/series/{name}/releases/{release_no}/risk",
+        "/v1/series/{name}/releases/{release_no}/risk/rows",
+        "/v1/series/{name}/risk",
+        "/v1/series/{name}/releases/{release_no}/cover",
+        "/v1/series/{name}/statistics",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+    ):
         assert path in paths, path
     upload = paths["/v1/series/{name}/releases"]["post"]["requestBody"]["content"]
     assert set(upload) == {"application/json", "text/plain", "text/csv"}
@@ -122,13 +136,32 @@ async def test_openapi_describes_the_contract(client: httpx.AsyncClient) -> None
     assert document["components"]["schemas"]["SeriesCreate"].get("examples")
 
 
+async def test_openapi_says_what_population_rates_are_and_names_every_warning(
+    client: httpx.AsyncClient,
+) -> None:
+    """population_rates were undescribed, and the disclosing_population_rate warning of
+    351dae3 was named in the README only (API.md: the OpenAPI document describes it all)."""
+    schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
+    rates = schemas["ReleaseOut"]["properties"]["population_rates"]["description"]
+    assert "ss(s, T^μ)" in rates and "disclosing_population_rate" in rates
+    for schema in ("JobOut", "PublishResult"):
+        described = schemas[schema]["properties"]["warnings"]["description"]
+        for code in (
+            "publisher_seed",
+            "private_term_published_earlier",
+            "disclosing_population_rate",
+        ):
+            assert code in described, (schema, code)
+
+
 async def test_a_key_for_a_series_that_does_not_exist_is_refused(
     client: httpx.AsyncClient,
 ) -> None:
     """It would be a key to whatever series is later created under that name."""
     for role in ("publisher", "analyst", "auditor"):
-        response = await client.post("/v1/keys", json={"role": role, "series": "nope"},
-                                     headers=ADMIN)
+        response = await client.post(
+            "/v1/keys", json={"role": role, "series": "nope"}, headers=ADMIN
+        )
         assert response.status_code == 404, response.text
         assert response.json()["error"]["details"] == {"series": "nope"}
     listed = await client.get("/v1/keys", headers=ADMIN)

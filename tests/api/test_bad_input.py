@@ -28,32 +28,104 @@ CASES: list[tuple[str, str, bytes | dict[str, Any], int, str, dict[str, Any]]] =
     ("empty corpus (json)", JSON, {"transactions": []}, 422, "invalid_corpus", {}),
     ("empty corpus (text)", PLAIN, b"", 422, "invalid_corpus", {}),
     ("empty corpus (csv)", CSV, b"terms\n", 422, "invalid_corpus", {}),
-    ("transaction with no terms (json)", JSON,
-     {"transactions": [_tx("a", "b"), _tx()]}, 422, "invalid_corpus", {"item": 1}),
-    ("transaction with no terms (text)", PLAIN, b"a b\n\nc d\n", 422, "invalid_corpus",
-     {"line": 2}),
-    ("transaction with no terms (csv)", CSV, b"terms\na;b\n\"\"\n", 422, "invalid_corpus",
-     {"line": 3}),
-    ("empty term (json)", JSON, {"transactions": [_tx("a"), _tx("b", "")]}, 422,
-     "invalid_corpus", {"item": 1}),
+    (
+        "transaction with no terms (json)",
+        JSON,
+        {"transactions": [_tx("a", "b"), _tx()]},
+        422,
+        "invalid_corpus",
+        {"item": 1},
+    ),
+    (
+        "transaction with no terms (text)",
+        PLAIN,
+        b"a b\n\nc d\n",
+        422,
+        "invalid_corpus",
+        {"line": 2},
+    ),
+    (
+        "transaction with no terms (csv)",
+        CSV,
+        b'terms\na;b\n""\n',
+        422,
+        "invalid_corpus",
+        {"line": 3},
+    ),
+    (
+        "empty term (json)",
+        JSON,
+        {"transactions": [_tx("a"), _tx("b", "")]},
+        422,
+        "invalid_corpus",
+        {"item": 1},
+    ),
     ("empty term (csv)", CSV, b"terms\na;;b\n", 422, "invalid_corpus", {"line": 2}),
-    ("term over 200 characters (text)", PLAIN, b"a b\nc d\ne " + b"x" * 201 + b"\n", 422,
-     "invalid_corpus", {"line": 3}),
-    ("term over 200 characters (json)", JSON, {"transactions": [_tx("y" * 201)]}, 422,
-     "invalid_corpus", {"item": 0}),
-    ("bytes that are not UTF-8 (text)", PLAIN, b"a b\nc \xff d\n", 400, "invalid_encoding",
-     {"line": 2}),
-    ("bytes that are not UTF-8 (csv)", CSV, b"terms\na;b\n\xc3\x28\n", 400, "invalid_encoding",
-     {"line": 3}),
-    ("bytes that are not UTF-8 (json)", JSON, b'{"transactions": [{"terms": ["\xff"]}]}', 400,
-     "invalid_encoding", {"line": 1}),
-    ("cluster on some transactions only (json)", JSON,
-     {"transactions": [_tx("a", cluster="g1"), _tx("b")]}, 422, "invalid_corpus", {"item": 1}),
-    ("cluster on some transactions only (csv)", CSV, b"terms,cluster\na,g1\nb,\n", 422,
-     "invalid_corpus", {"line": 3}),
+    (
+        "term over 200 characters (text)",
+        PLAIN,
+        b"a b\nc d\ne " + b"x" * 201 + b"\n",
+        422,
+        "invalid_corpus",
+        {"line": 3},
+    ),
+    (
+        "term over 200 characters (json)",
+        JSON,
+        {"transactions": [_tx("y" * 201)]},
+        422,
+        "invalid_corpus",
+        {"item": 0},
+    ),
+    (
+        "bytes that are not UTF-8 (text)",
+        PLAIN,
+        b"a b\nc \xff d\n",
+        400,
+        "invalid_encoding",
+        {"line": 2},
+    ),
+    (
+        "bytes that are not UTF-8 (csv)",
+        CSV,
+        b"terms\na;b\n\xc3\x28\n",
+        400,
+        "invalid_encoding",
+        {"line": 3},
+    ),
+    (
+        "bytes that are not UTF-8 (json)",
+        JSON,
+        b'{"transactions": [{"terms": ["\xff"]}]}',
+        400,
+        "invalid_encoding",
+        {"line": 1},
+    ),
+    (
+        "cluster on some transactions only (json)",
+        JSON,
+        {"transactions": [_tx("a", cluster="g1"), _tx("b")]},
+        422,
+        "invalid_corpus",
+        {"item": 1},
+    ),
+    (
+        "cluster on some transactions only (csv)",
+        CSV,
+        b"terms,cluster\na,g1\nb,\n",
+        422,
+        "invalid_corpus",
+        {"line": 3},
+    ),
     ("invalid JSON", JSON, b'{"transactions": [', 400, "invalid_json", {"line": 1}),
-    ("JSON of the wrong shape", JSON, {"transactions": [{"terms": "a b"}]}, 422, "invalid_body",
-     {"item": 0}),
+    (
+        "JSON of the wrong shape",
+        JSON,
+        {"transactions": [{"terms": "a b"}]},
+        422,
+        "invalid_body",
+        {"item": 0},
+    ),
     ("CSV without a terms column", CSV, b"items\na;b\n", 400, "invalid_csv", {"line": 1}),
     ("wrong content type", "application/xml", b"<a/>", 415, "unsupported_media_type", {}),
     ("body over the limit", PLAIN, b"a b c\n" * 40_000, 413, "payload_too_large", {}),
@@ -70,18 +142,28 @@ async def _stored(url: str) -> tuple[int, int, int]:
     return counts[0], counts[1], counts[2]
 
 
-@pytest.mark.parametrize(("content_type", "payload", "status", "code", "details"),
-                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("content_type", "payload", "status", "code", "details"),
+    [c[1:] for c in CASES],
+    ids=[c[0] for c in CASES],
+)
 async def test_bad_input_is_refused_and_nothing_stored(
-    client: httpx.AsyncClient, database_url: str, content_type: str,
-    payload: bytes | dict[str, Any], status: int, code: str, details: dict[str, Any],
+    client: httpx.AsyncClient,
+    database_url: str,
+    content_type: str,
+    payload: bytes | dict[str, Any],
+    status: int,
+    code: str,
+    details: dict[str, Any],
 ) -> None:
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
-    content = payload if isinstance(payload, bytes) else httpx.Request(
-        "POST", "/", json=payload).content
-    response = await client.post(URL, content=content,
-                                 headers={**publisher, "Content-Type": content_type})
+    content = (
+        payload if isinstance(payload, bytes) else httpx.Request("POST", "/", json=payload).content
+    )
+    response = await client.post(
+        URL, content=content, headers={**publisher, "Content-Type": content_type}
+    )
     assert response.status_code == status, response.text
     error = response.json()["error"]
     assert error["code"] == code and error["message"]
@@ -99,8 +181,9 @@ async def test_individual_missing_for_wong(client: httpx.AsyncClient, database_u
     assert response.status_code == 422
     assert response.json()["error"]["details"] == {"item": 1, "field": "individual"}
     lines = b"terms,individual\na;HIV,p1\nb;cancer,\n"
-    response = await client.post("/v1/series/w/releases", content=lines,
-                                 headers={**publisher, "Content-Type": CSV})
+    response = await client.post(
+        "/v1/series/w/releases", content=lines, headers={**publisher, "Content-Type": CSV}
+    )
     assert response.status_code == 422
     assert response.json()["error"]["details"]["line"] == 3
     assert await _stored(database_url) == (0, 0, 0)
@@ -116,8 +199,9 @@ async def test_streamed_body_over_the_limit_without_length(
 ) -> None:
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
-    response = await client.post(URL, content=_chunks(50),
-                                 headers={**publisher, "Content-Type": PLAIN})
+    response = await client.post(
+        URL, content=_chunks(50), headers={**publisher, "Content-Type": PLAIN}
+    )
     assert response.status_code == 413
     assert response.json()["error"]["details"] == {"limit": 200_000}
     assert await _stored(database_url) == (0, 0, 0)
@@ -126,8 +210,11 @@ async def test_streamed_body_over_the_limit_without_length(
 async def test_extra_private_term_too_long(client: httpx.AsyncClient, database_url: str) -> None:
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
-    response = await client.post(f"{URL}?private_terms={'z' * 201}", content=b"a b\n",
-                                 headers={**publisher, "Content-Type": PLAIN})
+    response = await client.post(
+        f"{URL}?private_terms={'z' * 201}",
+        content=b"a b\n",
+        headers={**publisher, "Content-Type": PLAIN},
+    )
     assert response.status_code == 422
     assert response.json()["error"]["details"]["field"] == "private_terms"
     assert await _stored(database_url) == (0, 0, 0)
@@ -149,27 +236,55 @@ async def test_bad_series_parameters(client: httpx.AsyncClient) -> None:
         assert response.status_code == 422, (body, response.text)
         assert response.json()["error"]["message"]
     await create_series(client, name="s")
-    again = await client.post("/v1/series", json={"name": "s", "private_terms": ["HIV"]},
-                              headers=ADMIN)
+    again = await client.post(
+        "/v1/series", json={"name": "s", "private_terms": ["HIV"]}, headers=ADMIN
+    )
     assert again.status_code == 409 and again.json()["error"]["code"] == "name_taken"
 
 
-@pytest.mark.parametrize("depth", [100, 100_000])
-async def test_deeply_nested_json_is_a_4xx(client: httpx.AsyncClient, database_url: str,
-                                           depth: int) -> None:
-    """A body of 100,000 brackets answered 500 (RecursionError in the JSON decoder)."""
+@pytest.mark.parametrize("shape", ["array", "object"])
+@pytest.mark.parametrize("depth", [100, 990, 20_000, 100_000])
+async def test_deeply_nested_json_is_a_4xx(
+    client: httpx.AsyncClient, database_url: str, depth: int, shape: str
+) -> None:
+    """A deeply nested body (``[[[...]]]`` or ``{"a":{"a":...}}``) answered 500 on every JSON
+    route: RecursionError in the JSON decoder, from under 990 levels within the app's stack
+    (1,000 in a bare interpreter). 100 levels is the control (parsed, then refused as the wrong
+    shape); 100,000 may exceed a release's byte limit first (413)."""
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
-    nested = "[" * depth + "]" * depth
-    for url, body, headers in (
-        ("/v1/series", f'{{"name": "x", "private_terms": ["a"], "params": {nested}}}', ADMIN),
-        ("/v1/series/prison-health/releases", nested, publisher),
-        ("/v1/series/prison-health/releases",
+    keys_before = len((await client.get("/v1/keys", headers=ADMIN)).json())
+    if shape == "array":
+        nested = "[" * depth + "]" * depth
+    else:
+        nested = '{"a":' * depth + "1" + "}" * depth
+    releases = "/v1/series/prison-health/releases"
+    for method, url, body, headers in (
+        ("POST", "/v1/series", nested, ADMIN),
+        ("POST", "/v1/series", f'{{"name": "x", "private_terms": ["a"], "params": {nested}}}',
+         ADMIN),
+        ("POST", releases, nested, publisher),
+        ("POST", f"{releases}?wait=true", nested, publisher),
+        ("POST", f"{releases}?dry_run=true",
          f'{{"transactions": [{{"terms": ["a"], "individual": {nested}}}]}}', publisher),
-        ("/v1/keys", f'{{"role": "analyst", "series": {nested}}}', ADMIN),
-    ):
-        response = await client.post(url, content=body.encode(),
-                                     headers={**headers, "Content-Type": "application/json"})
+        ("POST", releases, f'{{"label": {nested}, "transactions": [{{"terms": ["a"]}}]}}',
+         publisher),
+        ("PUT", "/v1/series/prison-health/background", nested, publisher),
+        ("POST", "/v1/keys", nested, ADMIN),
+        ("POST", "/v1/keys", f'{{"role": "analyst", "series": {nested}}}', ADMIN),
+    ):  # fmt: skip
+        response = await client.request(
+            method, url, content=body.encode(),
+            headers={**headers, "Content-Type": "application/json"},
+        )  # fmt: skip
         assert 400 <= response.status_code < 500, (url, response.status_code, response.text)
-        assert response.json()["error"]["message"]
+        error = response.json()["error"]
+        assert error["message"]
+        if depth == 20_000 or (depth > 20_000 and response.status_code != 413):
+            assert (response.status_code, error["code"]) == (400, "invalid_json"), (url, error)
+            assert "nested too deeply" in error["message"]
     assert await _stored(database_url) == (0, 0, 0)
+    assert [s["name"] for s in (await client.get("/v1/series", headers=ADMIN)).json()] == [
+        "prison-health"
+    ]
+    assert len((await client.get("/v1/keys", headers=ADMIN)).json()) == keys_before

@@ -5,6 +5,7 @@ naming the line or item, the same in a dry run and a real post."""
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from typing import Any
 
@@ -30,11 +31,15 @@ def _public_terms(release: dict[str, Any]) -> set[str]:
     return {term for cluster in release["clusters"] for row in cluster["rows"] for term in row}
 
 
-async def _publish(client: httpx.AsyncClient, name: str, content: bytes,
-                   content_type: str = "application/json") -> dict[str, Any]:
+async def _publish(
+    client: httpx.AsyncClient, name: str, content: bytes, content_type: str = "application/json"
+) -> dict[str, Any]:
     publisher = await create_key(client, "publisher", name)
-    response = await client.post(f"{URL.format(name)}?wait=true", content=content,
-                                 headers={**publisher, "Content-Type": content_type})
+    response = await client.post(
+        f"{URL.format(name)}?wait=true",
+        content=content,
+        headers={**publisher, "Content-Type": content_type},
+    )
     assert response.status_code == 201, response.text
     number = response.json()["release"]["release_no"]
     release = await client.get(f"{URL.format(name)}/{number}", headers=ADMIN)
@@ -42,12 +47,17 @@ async def _publish(client: httpx.AsyncClient, name: str, content: bytes,
 
 
 async def test_spellings_of_private_terms_are_private(client: httpx.AsyncClient) -> None:
-    await create_series(client, name="s", private_terms=["HIV", "cancér"],
-                        params={"r_th": 2, "cluster_size": 2, "seed": 7})
+    await create_series(
+        client,
+        name="s",
+        private_terms=["HIV", "cancér"],
+        params={"r_th": 2, "cluster_size": 2, "seed": 7},
+    )
     nfd = unicodedata.normalize("NFD", "cancér")
     spellings = [" HIV", "HIV ", "hiv", "ＨＩＶ", nfd, "CANCÉR"]
-    corpus = [[FILLER[i % 6], FILLER[(i + 1) % 6], spellings[i % len(spellings)]]
-              for i in range(24)] + [[FILLER[i % 6]] for i in range(12)]
+    corpus = [
+        [FILLER[i % 6], FILLER[(i + 1) % 6], spellings[i % len(spellings)]] for i in range(24)
+    ] + [[FILLER[i % 6]] for i in range(12)]
     release = await _publish(client, "s", _json(corpus))
     public = _public_terms(release)
     assert public <= set(FILLER), public - set(FILLER)
@@ -58,37 +68,95 @@ async def test_spellings_of_private_terms_are_private(client: httpx.AsyncClient)
 
 
 async def test_exact_match_keeps_other_spellings_and_warns(client: httpx.AsyncClient) -> None:
-    response = await client.post("/v1/series", headers=ADMIN, json={
-        "name": "e", "private_terms": ["HIV"], "private_match": "exact",
-        "params": {"r_th": 2, "cluster_size": 2, "seed": 7}})
+    response = await client.post(
+        "/v1/series",
+        headers=ADMIN,
+        json={
+            "name": "e",
+            "private_terms": ["HIV"],
+            "private_match": "exact",
+            "params": {"r_th": 2, "cluster_size": 2, "seed": 7},
+        },
+    )
     assert response.status_code == 201, response.text
     publisher = await create_key(client, "publisher", "e")
     corpus = [["theft", "hiv"], ["arson", "HIV"], ["theft", "arson"], ["fraud", "ＨＩＶ"]] * 3
-    posted = await client.post(f"{URL.format('e')}?wait=true", content=_json(corpus),
-                               headers={**publisher, "Content-Type": "application/json"})
+    posted = await client.post(
+        f"{URL.format('e')}?wait=true",
+        content=_json(corpus),
+        headers={**publisher, "Content-Type": "application/json"},
+    )
     assert posted.status_code == 201, posted.text
     job = (await client.get(f"/v1/jobs/{posted.json()['job']['id']}", headers=ADMIN)).json()
     warned = {(w["term"], w["treated_as"]) for w in job["report"]["ingest_warnings"]}
     assert warned == {("hiv", "public"), ("ＨＩＶ", "public")}
 
 
+async def test_exact_match_takes_a_joiner_spelling_as_the_private_term(
+    client: httpx.AsyncClient,
+) -> None:
+    """Under exact, ``HI\u200dV`` (the zero-width joiner, allowed for Persian, Indic and
+    emoji words) was published in clear, and reads as ``HIV``; a joiner spelling of a private
+    term is now that private term, in the corpus, in extra and in the series' private terms."""
+    params = {"r_th": 2, "cluster_size": 2, "seed": 7}
+    response = await client.post(
+        "/v1/series",
+        headers=ADMIN,
+        json={"name": "e", "private_terms": ["HIV"], "private_match": "exact", "params": params},
+    )
+    assert response.status_code == 201, response.text
+    publisher = await create_key(client, "publisher", "e")
+    joined = ["HI\u200dV", "\u200cHIV", "H\u200dI\u200cV", "mans\u200dl"]
+    corpus = [["theft", t] for t in joined] + [["theft", "arson"], ["fraud"], ["arson", "fraud"]]
+    posted = await client.post(
+        f"{URL.format('e')}?wait=true",
+        # The extra private term is the series' HIV and another one, mansl.
+        content=_json(corpus * 2, private_terms=["H\u200dIV", "mansl"]),
+        headers={**publisher, "Content-Type": "application/json"},
+    )
+    assert posted.status_code == 201, posted.text
+    release = (await client.get(f"{URL.format('e')}/1", headers=ADMIN)).json()
+    assert _public_terms(release) <= {"theft", "arson", "fraud"}, _public_terms(release)
+    assert set(release["population_rates"]) == {"HIV", "mansl"}
+    job = (await client.get(f"/v1/jobs/{posted.json()['job']['id']}", headers=ADMIN)).json()
+    warned = {(w["term"], w["treated_as"]) for w in job["report"]["ingest_warnings"]}
+    assert warned == {(t, "private") for t in joined}
+    for same in (["HIV", "HI\u200dV"], ["HI\u200cV", "HIV"]):
+        twice = await client.post(
+            "/v1/series",
+            headers=ADMIN,
+            json={"name": "f", "private_terms": same, "private_match": "exact"},
+        )
+        assert twice.status_code == 422, (same, twice.text)
+        assert twice.json()["error"]["details"]["same_as"] == 0
+
+
 async def test_dry_run_reports_folded_terms(client: httpx.AsyncClient) -> None:
     await create_series(client, name="d")
     publisher = await create_key(client, "publisher", "d")
-    response = await client.post(f"{URL.format('d')}?dry_run=true",
-                                 content=b"theft Hiv\narson\ntheft arson\nfraud\n",
-                                 headers={**publisher, "Content-Type": "text/plain"})
+    response = await client.post(
+        f"{URL.format('d')}?dry_run=true",
+        content=b"theft Hiv\narson\ntheft arson\nfraud\n",
+        headers={**publisher, "Content-Type": "text/plain"},
+    )
     assert response.status_code == 200, response.text
     # The series' seed (the test fixture's) adds its publisher_seed warning.
-    assert [w for w in response.json()["warnings"] if w["code"] != "publisher_seed"] == [{
-        "code": "term_folds_onto_private_term", "term": "Hiv", "private_term": "HIV",
-        "treated_as": "private"}]
+    assert [w for w in response.json()["warnings"] if w["code"] != "publisher_seed"] == [
+        {
+            "code": "term_folds_onto_private_term",
+            "term": "Hiv",
+            "private_term": "HIV",
+            "treated_as": "private",
+        }
+    ]
 
 
 def _case_variant(term: str) -> st.SearchStrategy[str]:
     return st.lists(st.booleans(), min_size=len(term), max_size=len(term)).map(
-        lambda flags: "".join(c.upper() if f else c.lower() for c, f in zip(term, flags,
-                                                                             strict=True)))
+        lambda flags: "".join(
+            c.upper() if f else c.lower() for c, f in zip(term, flags, strict=True)
+        )
+    )
 
 
 def _spelling(term: str) -> st.SearchStrategy[str]:
@@ -106,12 +174,12 @@ def _draw_corpora(n: int) -> list[list[list[str]]]:
     """``n`` corpora drawn by hypothesis (the posts run afterwards, on the test's loop)."""
     drawn: list[list[list[str]]] = []
     spelling = st.sampled_from(["HIV", "cancér", "Herpès"]).flatmap(_spelling)
-    transaction = st.tuples(st.lists(st.sampled_from(FILLER), min_size=1, max_size=3,
-                                     unique=True), spelling).map(lambda t: [*t[0], t[1]])
+    transaction = st.tuples(
+        st.lists(st.sampled_from(FILLER), min_size=1, max_size=3, unique=True), spelling
+    ).map(lambda t: [*t[0], t[1]])
     corpus = st.lists(transaction, min_size=6, max_size=30)
 
-    @settings(max_examples=n, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(corpus)
     def collect(value: list[list[str]]) -> None:
         drawn.append(value)
@@ -125,73 +193,113 @@ async def test_property_no_spelling_of_a_private_term_is_published(
 ) -> None:
     # Anony: what is checked is ingestion, and every drawn row holds a private term, a density
     # at which serial protection may rightly refuse a release (tests/core for that).
-    await create_series(client, name="p", method="anony", private_terms=["HIV", "cancér", "Herpès"],
-                        params={"r_th": 2, "cluster_size": 2, "seed": 7})
+    await create_series(
+        client,
+        name="p",
+        method="anony",
+        private_terms=["HIV", "cancér", "Herpès"],
+        params={"r_th": 2, "cluster_size": 2, "seed": 7},
+    )
     publisher = await create_key(client, "publisher", "p")
     folded = {"hiv", "cancér", "herpès"}
     for corpus in _draw_corpora(6):
         # Lines are separated by white space in text/plain: pad only inside JSON.
         corpus = corpus + [[FILLER[0]], [FILLER[1]], [FILLER[2], FILLER[3]]]
-        posted = await client.post(f"{URL.format('p')}?wait=true", content=_json(corpus),
-                                   headers={**publisher, "Content-Type": "application/json"})
+        posted = await client.post(
+            f"{URL.format('p')}?wait=true",
+            content=_json(corpus),
+            headers={**publisher, "Content-Type": "application/json"},
+        )
         assert posted.status_code == 201, posted.text
     listed = (await client.get(URL.format("p"), headers=ADMIN)).json()
     assert len(listed) >= 6
     for item in listed:
-        release = (await client.get(f"{URL.format('p')}/{item['release_no']}",
-                                    headers=ADMIN)).json()
-        leaked = {t for t in _public_terms(release)
-                  if unicodedata.normalize("NFKC", t).casefold().strip() in folded}
+        release = (
+            await client.get(f"{URL.format('p')}/{item['release_no']}", headers=ADMIN)
+        ).json()
+        leaked = {
+            t
+            for t in _public_terms(release)
+            if unicodedata.normalize("NFKC", t).casefold().strip() in folded
+        }
         assert not leaked, (item["release_no"], leaked)
 
 
 BAD = [
     ("NUL in a JSON term", "application/json", _json([["a"], ["b\u0000"]]), {"item": 1}),
-    ("lone surrogate in a JSON term", "application/json",
-     b'{"transactions": [{"terms": ["a"]}, {"terms": ["ok", "b\\ud800"]}]}', {"item": 1}),
-    ("zero-width space in a JSON term", "application/json", _json([["HIV\u200b"]]),
-     {"item": 0}),
+    (
+        "lone surrogate in a JSON term",
+        "application/json",
+        b'{"transactions": [{"terms": ["a"]}, {"terms": ["ok", "b\\ud800"]}]}',
+        {"item": 1},
+    ),
+    ("zero-width space in a JSON term", "application/json", _json([["HIV\u200b"]]), {"item": 0}),
     ("NUL in a text line", "text/plain", b"a b\nc\x00d e\n", {"line": 2, "column": 2}),
     ("unit separator in a text line", "text/plain", b"a b\nc\x1fd\n", {"line": 2}),
     ("NUL in a CSV term", "text/csv", b"terms\na;b\nc;d\x00\n", {"line": 3}),
     ("NUL in a CSV individual", "text/csv", b"terms,individual\na;b,p\x001\n", {"line": 2}),
-    ("NUL in a JSON cluster", "application/json",
-     json.dumps({"transactions": [{"terms": ["a"], "cluster": "g\u0000"}]}).encode(),
-     {"item": 0}),
-    ("NUL in the JSON label", "application/json", _json([["a"]], label="2024\u0000"),
-     {"field": "label"}),
-    ("NUL in an extra private term", "application/json",
-     _json([["a"]], private_terms=["x\u0000"]), {"item": 0}),
+    (
+        "NUL in a JSON cluster",
+        "application/json",
+        json.dumps({"transactions": [{"terms": ["a"], "cluster": "g\u0000"}]}).encode(),
+        {"item": 0},
+    ),
+    (
+        "NUL in the JSON label",
+        "application/json",
+        _json([["a"]], label="2024\u0000"),
+        {"field": "label"},
+    ),
+    (
+        "NUL in an extra private term",
+        "application/json",
+        _json([["a"]], private_terms=["x\u0000"]),
+        {"item": 0},
+    ),
     # Default_Ignorable code points render as nothing: each spelling looks like "HIV".
-    ("variation selector in a JSON term", "application/json", _json([["a"], ["HIV\ufe0f"]]),
-     {"item": 1}),
-    ("grapheme joiner in a text line", "text/plain", "a b\nHI\u034fV c\n".encode(),
-     {"line": 2}),
-    ("Hangul filler in a CSV term", "text/csv", "terms\na;b\nHIV\u3164;c\n".encode(),
-     {"line": 3}),
+    (
+        "variation selector in a JSON term",
+        "application/json",
+        _json([["a"], ["HIV\ufe0f"]]),
+        {"item": 1},
+    ),
+    ("grapheme joiner in a text line", "text/plain", "a b\nHI\u034fV c\n".encode(), {"line": 2}),
+    ("Hangul filler in a CSV term", "text/csv", "terms\na;b\nHIV\u3164;c\n".encode(), {"line": 3}),
     ("soft hyphen in a text line", "text/plain", "H\u00adIV\n".encode(), {"line": 1}),
-    ("tag character in a JSON term", "application/json", _json([["HIV\U000e0041"]]),
-     {"item": 0}),
-    ("variation selector in an extra private term", "application/json",
-     _json([["a"]], private_terms=["HIV\ufe0e"]), {"item": 0}),
+    ("tag character in a JSON term", "application/json", _json([["HIV\U000e0041"]]), {"item": 0}),
+    (
+        "variation selector in an extra private term",
+        "application/json",
+        _json([["a"]], private_terms=["HIV\ufe0e"]),
+        {"item": 0},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("content_type", "content", "details"), [c[1:] for c in BAD],
-                         ids=[c[0] for c in BAD])
+@pytest.mark.parametrize(
+    ("content_type", "content", "details"), [c[1:] for c in BAD], ids=[c[0] for c in BAD]
+)
 @pytest.mark.parametrize("dry_run", [False, True], ids=["post", "dry-run"])
 async def test_unprintable_characters_are_refused(
-    client: httpx.AsyncClient, database_url: str, content_type: str, content: bytes,
-    details: dict[str, Any], dry_run: bool,
+    client: httpx.AsyncClient,
+    database_url: str,
+    content_type: str,
+    content: bytes,
+    details: dict[str, Any],
+    dry_run: bool,
 ) -> None:
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
     response = await client.post(
-        f"{URL.format('prison-health')}?dry_run={str(dry_run).lower()}", content=content,
-        headers={**publisher, "Content-Type": content_type})
+        f"{URL.format('prison-health')}?dry_run={str(dry_run).lower()}",
+        content=content,
+        headers={**publisher, "Content-Type": content_type},
+    )
     assert response.status_code == 422, response.text
     error = response.json()["error"]
     assert details.items() <= error["details"].items(), error
+    # The code point is named: an invisible one cannot be found by looking at the term.
+    assert re.search(r"U\+[0-9A-F]{4,6} \(", error["message"]), error
     assert await _stored(database_url) == (0, 0, 0)
 
 
@@ -199,29 +307,42 @@ async def test_nul_in_path_or_query_answers_the_error_body(client: httpx.AsyncCl
     await create_series(client)
     path = await client.get("/v1/series/a%00b", headers=ADMIN)
     assert path.status_code == 404 and path.json()["error"]["code"] == "not_found"
-    query = await client.get("/v1/series/prison-health/statistics?individual=p%001",
-                             headers=ADMIN)
+    query = await client.get("/v1/series/prison-health/statistics?individual=p%001", headers=ADMIN)
     assert query.status_code == 422 and query.json()["error"]["code"] == "invalid_request"
     # An invisible spelling of a private term in the query is refused, never taken as new.
     for spelling in ("HIV%EF%B8%8F", "HI%CD%8FV", "HIV%E3%85%A4"):
         query_term = await client.post(
             f"{URL.format('prison-health')}?private_terms={spelling}",
-            content=b"a b\n", headers={**ADMIN, "Content-Type": "text/plain"})
+            content=b"a b\n",
+            headers={**ADMIN, "Content-Type": "text/plain"},
+        )
         assert query_term.status_code == 422, (spelling, query_term.text)
-    label = await client.post(f"{URL.format('prison-health')}?label=x%00",
-                              content=b"a b\n", headers={**ADMIN, "Content-Type": "text/plain"})
+    label = await client.post(
+        f"{URL.format('prison-health')}?label=x%00",
+        content=b"a b\n",
+        headers={**ADMIN, "Content-Type": "text/plain"},
+    )
     assert label.status_code == 422 and label.json()["error"]["message"]
 
 
 async def test_private_terms_of_a_series_are_normalised(client: httpx.AsyncClient) -> None:
     nfd = unicodedata.normalize("NFD", "cancér")
-    created = await client.post("/v1/series", headers=ADMIN, json={
-        "name": "n", "private_terms": [f" {nfd} ", "HIV"]})
+    created = await client.post(
+        "/v1/series", headers=ADMIN, json={"name": "n", "private_terms": [f" {nfd} ", "HIV"]}
+    )
     assert created.status_code == 201, created.text
     assert created.json()["private_terms"] == ["HIV", "cancér"]
-    for bad in ([], ["HIV", "hiv"], ["HIV\u200b"], ["a\u0000"], ["HIV\ufe0f"], ["HI\u034fV"],
-                ["HIV\u3164"]):
-        response = await client.post("/v1/series", headers=ADMIN,
-                                     json={"name": "m", "private_terms": bad})
+    for bad in (
+        [],
+        ["HIV", "hiv"],
+        ["HIV\u200b"],
+        ["a\u0000"],
+        ["HIV\ufe0f"],
+        ["HI\u034fV"],
+        ["HIV\u3164"],
+    ):
+        response = await client.post(
+            "/v1/series", headers=ADMIN, json={"name": "m", "private_terms": bad}
+        )
         assert response.status_code == 422, (bad, response.text)
         assert response.json()["error"]["details"]
