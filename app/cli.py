@@ -20,8 +20,12 @@ from app.settings import get_settings
 
 __all__ = ["cli", "main"]
 
-cli = typer.Typer(name="serialpub", help="Privacy-preserving serial publication service.",
-                  no_args_is_help=True, add_completion=False)
+cli = typer.Typer(
+    name="serialpub",
+    help="Privacy-preserving serial publication service.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 
 def _database_url() -> str:
@@ -87,9 +91,16 @@ def serve(
     _migrate(_database_url())
     # One formatter for uvicorn's own lines and the access log (no query strings) in every
     # worker process: JSON lines with SERIALPUB_LOG_FORMAT=json.
-    uvicorn.run("app.api.main:create_app", factory=True, host=host, port=port, workers=workers,
-                proxy_headers=True, log_level=settings.log_level.lower(),
-                log_config=logging_config(settings.log_level, settings.log_format))
+    uvicorn.run(
+        "app.api.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        proxy_headers=True,
+        log_level=settings.log_level.lower(),
+        log_config=logging_config(settings.log_level, settings.log_format),
+    )
 
 
 @cli.command()
@@ -120,10 +131,15 @@ def worker(
 
 @cli.command()
 def healthcheck(
-    worker: Annotated[bool, typer.Option(
-        "--worker", help="Check a worker (SERIALPUB_WORKER_HEARTBEAT_FILE), not the API")] = False,
-    url: Annotated[str, typer.Option(help="The API's readiness URL")] =
-        "http://127.0.0.1:8000/readyz",
+    worker: Annotated[
+        bool,
+        typer.Option(
+            "--worker", help="Check a worker (SERIALPUB_WORKER_HEARTBEAT_FILE), not the API"
+        ),
+    ] = False,
+    url: Annotated[
+        str, typer.Option(help="The API's readiness URL")
+    ] = "http://127.0.0.1:8000/readyz",
     max_age: Annotated[float, typer.Option(help="Worker: seconds since its last beat")] = 60.0,
 ) -> None:
     """Exit 0 when healthy (container health checks): the API's /readyz, or a worker's beat."""
@@ -134,8 +150,9 @@ def healthcheck(
     if worker:
         path = get_settings().worker_heartbeat_file
         if path is None:
-            typer.echo("error: set SERIALPUB_WORKER_HEARTBEAT_FILE (the worker touches it)",
-                       err=True)
+            typer.echo(
+                "error: set SERIALPUB_WORKER_HEARTBEAT_FILE (the worker touches it)", err=True
+            )
             raise typer.Exit(2)
         try:
             age = time.time() - path.stat().st_mtime
@@ -158,9 +175,13 @@ def healthcheck(
 @cli.command("create-key")
 def create_key(
     role: Annotated[str, typer.Option(help="admin, publisher, analyst or auditor")],
-    series: Annotated[str | None, typer.Option(
-        help="Publishers: the one series it posts to; analysts and auditors: the one series "
-             "it reads (default: all)")] = None,
+    series: Annotated[
+        str | None,
+        typer.Option(
+            help="Publishers: the one series it posts to; analysts and auditors: the one series "
+            "it reads (default: all)"
+        ),
+    ] = None,
 ) -> None:
     """Create an API key and print it (once; only its hash is stored)."""
     from app.db.engine import Database
@@ -184,13 +205,16 @@ def create_key(
         raise typer.Exit(2) from None
     except sqlalchemy.exc.ProgrammingError:
         # The tables are missing: a database this service never migrated.
-        typer.echo("error: the database has no Serialpub tables; run 'serialpub migrate' (or "
-                   "'serialpub serve') with the same DATABASE_URL / SERIALPUB_DATA_DIR first",
-                   err=True)
+        typer.echo(
+            "error: the database has no Serialpub tables; run 'serialpub migrate' (or "
+            "'serialpub serve') with the same DATABASE_URL / SERIALPUB_DATA_DIR first",
+            err=True,
+        )
         raise typer.Exit(2) from None
     except (OSError, sqlalchemy.exc.OperationalError) as exc:
-        typer.echo(f"error: cannot reach the database ({type(exc).__name__}); check "
-                   "DATABASE_URL", err=True)
+        typer.echo(
+            f"error: cannot reach the database ({type(exc).__name__}); check DATABASE_URL", err=True
+        )
         raise typer.Exit(2) from None
 
 
@@ -206,16 +230,22 @@ def _existing_database_url() -> str:
     if settings.database_url:
         return _database_url()
     explicit = "SERIALPUB_DATA_DIR" in os.environ
-    candidates = [settings.data_dir] if explicit else [
-        directory / ".serialpub" for directory in (Path.cwd(), *Path.cwd().parents)]
+    candidates = (
+        [settings.data_dir]
+        if explicit
+        else [directory / ".serialpub" for directory in (Path.cwd(), *Path.cwd().parents)]
+    )
     for data_dir in candidates:
         if (data_dir / "pg" / "PG_VERSION").exists():
             os.environ["SERIALPUB_DATA_DIR"] = str(data_dir.resolve())
             get_settings.cache_clear()
             return _database_url()
     where = settings.data_dir.resolve() if explicit else f"{Path.cwd()} or its parents"
-    typer.echo(f"error: no Serialpub database in {where}: run this where 'serialpub serve' "
-               "runs, or set SERIALPUB_DATA_DIR (its data directory) or DATABASE_URL", err=True)
+    typer.echo(
+        f"error: no Serialpub database in {where}: run this where 'serialpub serve' "
+        "runs, or set SERIALPUB_DATA_DIR (its data directory) or DATABASE_URL",
+        err=True,
+    )
     raise typer.Exit(2)
 
 
@@ -266,21 +296,26 @@ def bench(ctx: typer.Context) -> None:
         evaluate = importlib.import_module("benchmarks.evaluate")
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] == "matplotlib":
-            typer.echo("error: serialpub bench draws its figures with matplotlib, which the "
-                       "runtime does not install: pip install -e '.[bench]'", err=True)
+            typer.echo(
+                "error: serialpub bench draws its figures with matplotlib, which the "
+                "runtime does not install: pip install -e '.[bench]'",
+                err=True,
+            )
             raise typer.Exit(2) from None
         if exc.name not in ("benchmarks", "benchmarks.evaluate"):
             raise
-        typer.echo("benchmarks.evaluate is not available (run from the repository root)",
-                   err=True)
+        typer.echo("benchmarks.evaluate is not available (run from the repository root)", err=True)
         raise typer.Exit(2) from None
     try:
         result = evaluate.main(ctx.args) if ctx.args else evaluate.main()
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "matplotlib":
             raise
-        typer.echo("error: serialpub bench draws its figures with matplotlib, which the runtime "
-                   "does not install: pip install -e '.[bench]'", err=True)
+        typer.echo(
+            "error: serialpub bench draws its figures with matplotlib, which the runtime "
+            "does not install: pip install -e '.[bench]'",
+            err=True,
+        )
         raise typer.Exit(2) from None
     raise typer.Exit(int(result or 0))
 

@@ -40,8 +40,24 @@ from app.settings import Settings
 __all__ = ["DemoError", "generate_snapshots", "run_demo", "throwaway_database"]
 
 _PRIVATE = ["HIV", "cancer", "herpes"]
-_OFFENCES = ["theft", "arson", "fraud", "vandal", "abuse", "DUI", "assault", "murder", "mansl",
-             "burglary", "robbery", "forgery", "smuggling", "trespass", "bribery", "perjury"]
+_OFFENCES = [
+    "theft",
+    "arson",
+    "fraud",
+    "vandal",
+    "abuse",
+    "DUI",
+    "assault",
+    "murder",
+    "mansl",
+    "burglary",
+    "robbery",
+    "forgery",
+    "smuggling",
+    "trespass",
+    "bribery",
+    "perjury",
+]
 
 
 def _transaction(rng: random.Random) -> list[str]:
@@ -51,8 +67,9 @@ def _transaction(rng: random.Random) -> list[str]:
     return terms
 
 
-def generate_snapshots(years: int = 3, size: int = 60, keep: float = 0.4,
-                       seed: int = 7) -> list[list[list[str]]]:
+def generate_snapshots(
+    years: int = 3, size: int = 60, keep: float = 0.4, seed: int = 7
+) -> list[list[list[str]]]:
     """``years`` corpora of ``size`` transactions; each keeps ``keep`` of the previous one."""
     rng = random.Random(seed)
     snapshots = [[_transaction(rng) for _ in range(size)]]
@@ -72,18 +89,27 @@ class _Client:
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url
 
-    def _send(self, method: str, url: str, headers: dict[str, str],
-              body: bytes | None) -> tuple[int, Any]:
-        request = urllib.request.Request(self.base_url + url, data=body, method=method,
-                                         headers=headers)
+    def _send(
+        self, method: str, url: str, headers: dict[str, str], body: bytes | None
+    ) -> tuple[int, Any]:
+        request = urllib.request.Request(
+            self.base_url + url, data=body, method=method, headers=headers
+        )
         try:
             with urllib.request.urlopen(request, timeout=600) as response:
                 return response.status, json.loads(response.read() or b"null")
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"null")
 
-    async def request(self, method: str, url: str, *, headers: dict[str, str],
-                      json_body: Any = None, content: str | None = None) -> tuple[int, Any]:
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str],
+        json_body: Any = None,
+        content: str | None = None,
+    ) -> tuple[int, Any]:
         headers = dict(headers)
         body = None
         if json_body is not None:
@@ -99,8 +125,9 @@ async def _served(settings: Settings) -> AsyncIterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning",
-                                           lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), log_level="warning", lifespan="on")
+    )
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started:
@@ -132,48 +159,75 @@ def throwaway_database(settings: Settings) -> Iterator[str]:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     except psycopg.Error as exc:
-        raise DemoError(f"the demo runs in a database of its own and could not create one "
-                        f"({exc}); grant CREATE DATABASE or unset DATABASE_URL to use an "
-                        "embedded server") from None
+        raise DemoError(
+            f"the demo runs in a database of its own and could not create one "
+            f"({exc}); grant CREATE DATABASE or unset DATABASE_URL to use an "
+            "embedded server"
+        ) from None
     try:
         yield server.set(database=name).render_as_string(hide_password=False)
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                sql.Identifier(name)))
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
-async def run_demo(settings: Settings, say: Callable[[str], None], years: int = 3,
-                   migrate: Callable[[str], None] | None = None) -> None:
+async def run_demo(
+    settings: Settings,
+    say: Callable[[str], None],
+    years: int = 3,
+    migrate: Callable[[str], None] | None = None,
+) -> None:
     """In a throw-away database (:func:`throwaway_database`, migrated with ``migrate``):
     create a series and keys, post ``years`` snapshots (``wait=true``), print each step."""
     with throwaway_database(settings) as url:
         if migrate is not None:
             await asyncio.to_thread(migrate, url)
         token = secrets.token_urlsafe(32)
-        settings = settings.model_copy(update={
-            "database_url": url, "admin_token": token, "in_process_worker": True})
+        settings = settings.model_copy(
+            update={"database_url": url, "admin_token": token, "in_process_worker": True}
+        )
         say("(a throw-away database: nothing the demo creates outlives it)")
         async with _served(settings) as base_url:
             await _steps(_Client(base_url), {"Authorization": f"Bearer {token}"}, say, years)
 
 
-async def _call(client: _Client, method: str, url: str, say: Callable[[str], None],
-                headers: dict[str, str], json: Any = None, content: str | None = None) -> Any:
-    status, body = await client.request(method, url, headers=headers, json_body=json,
-                                        content=content)
+async def _call(
+    client: _Client,
+    method: str,
+    url: str,
+    say: Callable[[str], None],
+    headers: dict[str, str],
+    json: Any = None,
+    content: str | None = None,
+) -> Any:
+    status, body = await client.request(
+        method, url, headers=headers, json_body=json, content=content
+    )
     say(f"{method} {url} -> {status}")
     if status >= 400:
         raise DemoError(f"{method} {url} answered {status}: {body}")
     return body
 
 
-async def _steps(client: _Client, admin: dict[str, str], say: Callable[[str], None],
-                 years: int) -> None:
+async def _steps(
+    client: _Client, admin: dict[str, str], say: Callable[[str], None], years: int
+) -> None:
     name = f"demo-{secrets.token_hex(4)}"
-    series = await _call(client, "POST", "/v1/series", say, headers=admin, json={
-        "name": name, "method": "sanony", "private_terms": _PRIVATE,
-        "params": {"r_th": 2, "cluster_size": 4}})
+    series = await _call(
+        client,
+        "POST",
+        "/v1/series",
+        say,
+        headers=admin,
+        json={
+            "name": name,
+            "method": "sanony",
+            "private_terms": _PRIVATE,
+            "params": {"r_th": 2, "cluster_size": 4},
+        },
+    )
     say(f"  series {name}: method {series['method']}, params {series['params']}")
     keys = {}
     for role in ("publisher", "analyst", "auditor"):
@@ -183,20 +237,32 @@ async def _steps(client: _Client, admin: dict[str, str], say: Callable[[str], No
         say(f"  {role} key {created['id']}")
     for year, corpus in enumerate(generate_snapshots(years), start=2021):
         lines = "".join(" ".join(t) + "\n" for t in corpus)
-        result = await _call(client, "POST", f"/v1/series/{name}/releases?wait=true&label={year}",
-                             say, headers={**keys["publisher"], "Content-Type": "text/plain"},
-                             content=lines)
+        result = await _call(
+            client,
+            "POST",
+            f"/v1/series/{name}/releases?wait=true&label={year}",
+            say,
+            headers={**keys["publisher"], "Content-Type": "text/plain"},
+            content=lines,
+        )
         release, risk = result["release"], result["risk"]
-        say(f"  release {release['release_no']} ({year}): {release['n_rows']} rows in "
+        say(
+            f"  release {release['release_no']} ({year}): {release['n_rows']} rows in "
             f"{release['n_clusters']} clusters, {release['counterfeits']} published counterfeits, "
-            f"max serial risk {risk['max_serial_risk']:.3f} (r_th {risk['r_th']})")
+            f"max serial risk {risk['max_serial_risk']:.3f} (r_th {risk['r_th']})"
+        )
     risks = await _call(client, "GET", f"/v1/series/{name}/risk", say, headers=keys["auditor"])
     for r in risks:
-        say(f"  release {r['release_no']} as of now: max serial risk {r['max_serial_risk']:.3f}, "
+        say(
+            f"  release {r['release_no']} as of now: max serial risk {r['max_serial_risk']:.3f}, "
             f"{r['rows_over_threshold']} rows over r_th, counterfeit rate "
-            f"{r['perturbation']['rate']:.4f}")
-    first = await _call(client, "GET", f"/v1/series/{name}/releases/1", say,
-                        headers=keys["analyst"])
+            f"{r['perturbation']['rate']:.4f}"
+        )
+    first = await _call(
+        client, "GET", f"/v1/series/{name}/releases/1", say, headers=keys["analyst"]
+    )
     cluster = first["clusters"][0]
-    say(f"  analyst view of release 1, cluster {cluster['cluster_id']}: rows {cluster['rows']}, "
-        f"private terms {cluster['private_terms']}")
+    say(
+        f"  analyst view of release 1, cluster {cluster['cluster_id']}: rows {cluster['rows']}, "
+        f"private terms {cluster['private_terms']}"
+    )

@@ -35,15 +35,16 @@ def compose_env(tmp_path: Path) -> Iterator[dict[str, str]]:
         password = parsed.password or MARKER
         secret = tmp_path / "postgres_password"
         secret.write_text(password + "\n")
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("DATABASE_", "SERIALPUB_"))}
-        env.update({
-            "DATABASE_URL": parsed.set(password=None).render_as_string(hide_password=False),
-            "DATABASE_PASSWORD_FILE": str(secret),
-            "SERIALPUB_LOG_LEVEL": "WARNING",
-            "SERIALPUB_WORKER_HEARTBEAT_FILE": str(tmp_path / "beat"),
-            "PYTHONPATH": str(ROOT),
-        })
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "SERIALPUB_"))}
+        env.update(
+            {
+                "DATABASE_URL": parsed.set(password=None).render_as_string(hide_password=False),
+                "DATABASE_PASSWORD_FILE": str(secret),
+                "SERIALPUB_LOG_LEVEL": "WARNING",
+                "SERIALPUB_WORKER_HEARTBEAT_FILE": str(tmp_path / "beat"),
+                "PYTHONPATH": str(ROOT),
+            }
+        )
         yield env
 
 
@@ -80,12 +81,18 @@ def _password(env: dict[str, str]) -> str:
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_serve_starts_and_keeps_the_password_out_of_every_environment(
-    compose_env: dict[str, str], workers: int,
+    compose_env: dict[str, str],
+    workers: int,
 ) -> None:
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "app", "serve", "--port", str(port), "--workers", str(workers)],
-        cwd=ROOT, env=compose_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT,
+        env=compose_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         ready = False
         for _ in range(240):
@@ -110,11 +117,17 @@ def test_serve_starts_and_keeps_the_password_out_of_every_environment(
 
 
 def test_worker_starts_and_keeps_the_password_out_of_its_environment(
-    compose_env: dict[str, str], tmp_path: Path,
+    compose_env: dict[str, str],
+    tmp_path: Path,
 ) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "app", "worker"], cwd=ROOT, env=compose_env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [sys.executable, "-m", "app", "worker"],
+        cwd=ROOT,
+        env=compose_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         beat = tmp_path / "beat"
         for _ in range(240):

@@ -26,8 +26,9 @@ def _counts(url: str) -> dict[str, int]:
         for table in TABLES:
             row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()  # type: ignore[arg-type]
             counts[table] = int(row[0]) if row else -1
-        databases = conn.execute("SELECT count(*) FROM pg_database WHERE datname LIKE "
-                                 "'serialpub_demo_%'").fetchone()
+        databases = conn.execute(
+            "SELECT count(*) FROM pg_database WHERE datname LIKE 'serialpub_demo_%'"
+        ).fetchone()
         counts["demo databases"] = int(databases[0]) if databases else -1
     return counts
 
