@@ -269,11 +269,21 @@ def render() -> None:
     typer.echo(f"{asyncio.run(run())} release(s) rendered")
 
 
-@cli.command()
+# Paragraphs without line breaks: typer's help keeps those after the first paragraph, and
+# rich then wraps each line of the docstring again (lines cut in two).
+_DEMO_HELP = (
+    "Publish a few generated yearly snapshots end to end and print each step.\n\n"
+    "It runs in a throw-away database of its own, never in the service's: with DATABASE_URL "
+    "a new database (serialpub_demo_<random>) on that server, which needs CREATE DATABASE, "
+    "else a temporary embedded server. Its admin token, keys and series name are random. "
+    "That database is removed at the end, also after an error, Ctrl-C or SIGTERM: nothing of "
+    "the demo remains (README, 'The demo')."
+)
+
+
+@cli.command(help=_DEMO_HELP)
 def demo(years: Annotated[int, typer.Option(min=1, max=10)] = 3) -> None:
-    """Publish a few generated yearly snapshots end to end and print each step, in a
-    throw-away database (a new one on DATABASE_URL's server, else a temporary embedded one)
-    that is dropped afterwards: nothing of the demo stays in the service's database."""
+    """:func:`app.services.demo.run_demo` with its outcome as an exit code (help: above)."""
     from app.services.demo import DemoError, run_demo
 
     try:
@@ -281,6 +291,14 @@ def demo(years: Annotated[int, typer.Option(min=1, max=10)] = 3) -> None:
     except DemoError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        # The demo's finally blocks have run by now (a failed drop would be a DemoError).
+        typer.echo("interrupted: the demo's throw-away database is gone", err=True)
+        raise typer.Exit(128 + signal.SIGINT) from None
+    except SystemExit as exc:
+        if exc.code == 128 + signal.SIGTERM:  # _exit_on_sigterm
+            typer.echo("stopped: the demo's throw-away database is gone", err=True)
+        raise
 
 
 @cli.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

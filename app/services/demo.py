@@ -20,6 +20,7 @@ import contextlib
 import json
 import random
 import secrets
+import shutil
 import socket
 import tempfile
 import urllib.error
@@ -34,10 +35,13 @@ from psycopg import sql
 from sqlalchemy.engine import make_url
 
 from app.api.main import create_app
-from app.db.embedded import libpq_url, start_embedded
+from app.db.embedded import libpq_url, start_embedded, stop_embedded
 from app.settings import Settings
 
 __all__ = ["DemoError", "generate_snapshots", "run_demo", "throwaway_database"]
+
+#: Seconds an interrupted demo lets the request in flight finish before it stops the server.
+_GRACE_S = 5
 
 _PRIVATE = ["HIV", "cancer", "herpes"]
 _OFFENCES = [
@@ -119,14 +123,33 @@ class _Client:
         return await asyncio.to_thread(self._send, method, url, headers, body)
 
 
+class _Server(uvicorn.Server):
+    """uvicorn without its signal handlers: Ctrl-C and SIGTERM belong to the demo.
+
+    uvicorn's own handlers caught them to shut the server down gracefully, and the demo went
+    on with its next step (one more release posted after Ctrl-C), then ended without a word.
+    Without them, the signal cancels the demo where it is and its ``finally`` blocks clean up.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 @contextlib.asynccontextmanager
 async def _served(settings: Settings) -> AsyncIterator[str]:
     """The service on a free loopback port, for the duration of the block; yields its URL."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), log_level="warning", lifespan="on")
+    # An interrupted demo does not wait for the request it abandoned (a publication) to end.
+    server = _Server(
+        uvicorn.Config(
+            create_app(settings),
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=_GRACE_S,
+        )
     )
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     try:
@@ -143,14 +166,25 @@ async def _served(settings: Settings) -> AsyncIterator[str]:
 
 
 @contextlib.contextmanager
-def throwaway_database(settings: Settings) -> Iterator[str]:
-    """A database for the demo alone, dropped afterwards; yields its SQLAlchemy URL.
+def throwaway_database(settings: Settings) -> Iterator[tuple[str, str]]:
+    """A database for the demo alone, gone afterwards; yields its SQLAlchemy URL and what it
+    is, in words (its name, for whoever has to drop it by hand should the drop fail).
 
-    With ``DATABASE_URL``: ``serialpub_demo_<random>`` on that server. Without: an embedded
-    server in a temporary directory, deleted when this process ends.
+    With ``DATABASE_URL``: ``serialpub_demo_<random>`` on that server, dropped. Without: an
+    embedded server in a temporary directory, stopped and deleted.
     """
     if not settings.database_url:
-        yield start_embedded(Path(tempfile.mkdtemp(prefix="serialpub-demo-")), cleanup="delete")
+        directory = Path(tempfile.mkdtemp(prefix="serialpub-demo-"))
+        try:
+            url = start_embedded(directory, cleanup="delete")
+            try:
+                yield url, f"embedded server in {directory}"
+            finally:
+                # Now, not at exit: the library's exit hook deleted the data but left the
+                # (empty) temporary directory behind, one per run.
+                stop_embedded(directory)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
         return
     server = make_url(settings.database_url)
     name = f"serialpub_demo_{secrets.token_hex(6)}"
@@ -165,12 +199,22 @@ def throwaway_database(settings: Settings) -> Iterator[str]:
             "embedded server"
         ) from None
     try:
-        yield server.set(database=name).render_as_string(hide_password=False)
+        yield (
+            server.set(database=name).render_as_string(hide_password=False),
+            f"database {name} on DATABASE_URL's server",
+        )
     finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+        try:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+        except psycopg.Error as exc:
+            # Said rather than lost behind the error that ended the demo, if any.
+            raise DemoError(
+                f"the demo's database {name} could not be dropped ({exc}): "
+                f"drop it by hand (DROP DATABASE {name})"
+            ) from exc
 
 
 async def run_demo(
@@ -181,14 +225,14 @@ async def run_demo(
 ) -> None:
     """In a throw-away database (:func:`throwaway_database`, migrated with ``migrate``):
     create a series and keys, post ``years`` snapshots (``wait=true``), print each step."""
-    with throwaway_database(settings) as url:
+    with throwaway_database(settings) as (url, where):
+        say(f"(in a throw-away {where}, removed at the end: nothing the demo creates outlives it)")
         if migrate is not None:
             await asyncio.to_thread(migrate, url)
         token = secrets.token_urlsafe(32)
         settings = settings.model_copy(
             update={"database_url": url, "admin_token": token, "in_process_worker": True}
         )
-        say("(a throw-away database: nothing the demo creates outlives it)")
         async with _served(settings) as base_url:
             await _steps(_Client(base_url), {"Authorization": f"Bearer {token}"}, say, years)
 
