@@ -38,12 +38,15 @@ def _load(directory: Path, count: int) -> list[Loaded]:
         public = directory / f"release-{number:03d}.json"
         private = directory / "private" / f"ledger-{number:03d}.json"
         if not public.exists():
-            raise typer.BadParameter(f"{public} is missing: one raw file per release",
-                                     param_hint="--published")
+            raise typer.BadParameter(
+                f"{public} is missing: one raw file per release", param_hint="--published"
+            )
         if not private.exists():
             raise typer.BadParameter(
                 f"{private} is missing: the attack is scored against the ledger, which "
-                "publish-local writes under private/", param_hint="--published")
+                "publish-local writes under private/",
+                param_hint="--published",
+            )
         document = json.loads(public.read_text(encoding="utf-8"))
         loaded.append((document, *read_ledger(json.loads(private.read_text(encoding="utf-8")))))
     return loaded
@@ -53,16 +56,21 @@ def _settings(scoring: str, selection: str, seed: int | None, window: int) -> Au
     from app.core.attacks.settings import parse_audit_settings
     from app.core.errors import CoreError
 
-    raw = {"scoring": scoring, "selection": selection.split(",") if "," in selection
-           else selection, "seed": seed, "window": window}
+    raw = {
+        "scoring": scoring,
+        "selection": selection.split(",") if "," in selection else selection,
+        "seed": seed,
+        "window": window,
+    }
     try:
         return parse_audit_settings(raw)
     except CoreError as exc:
         raise typer.BadParameter(exc.message) from exc
 
 
-def _disassociated(document: dict[str, Any], corpus: list[Transaction], path: Path
-                   ) -> tuple[PublishedRelease, Disassociation]:
+def _disassociated(
+    document: dict[str, Any], corpus: list[Transaction], path: Path
+) -> tuple[PublishedRelease, Disassociation]:
     """A disassociated release and its ground truth, which publish-local does not write
     (it is what the chunks hide): the raw snapshot disassociated again with the release's
     parameters. Disassociation draws nothing at random, so that gives the published chunks
@@ -79,23 +87,37 @@ def _disassociated(document: dict[str, Any], corpus: list[Transaction], path: Pa
     if again.release.layout != layout or again.disassociation is None:
         raise typer.BadParameter(
             f"{path} is not the snapshot of release {document['release_no']}: disassociated "
-            "again, it does not give the published chunks", param_hint="RAW")
-    release = PublishedRelease(release_no=int(document["release_no"]), clusters=[],
-                               global_bag={}, population_rates={},
-                               label=document.get("label"), layout=layout)
+            "again, it does not give the published chunks",
+            param_hint="RAW",
+        )
+    release = PublishedRelease(
+        release_no=int(document["release_no"]),
+        clusters=[],
+        global_bag={},
+        population_rates={},
+        label=document.get("label"),
+        layout=layout,
+    )
     return release, again.disassociation
 
 
 def attack(
     raw: Annotated[list[Path], typer.Argument(help="raw snapshots, oldest first", exists=True)],
-    published: Annotated[Path, typer.Option(help="publish-local's output directory",
-                                            exists=True, file_okay=False)],
-    background: Annotated[Path | None, typer.Option(
-        help="background corpus (FIMI or JSON); default: the published rows up to each "
-             "release", exists=True, dir_okay=False)] = None,
+    published: Annotated[
+        Path, typer.Option(help="publish-local's output directory", exists=True, file_okay=False)
+    ],
+    background: Annotated[
+        Path | None,
+        typer.Option(
+            help="background corpus (FIMI or JSON); default: the published rows up to each release",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
     scoring: Annotated[str, typer.Option(help="ngd, or embedding (NGD and skip-gram)")] = "ngd",
     selection: Annotated[str, typer.Option(help="all, or aba, mra, rga (comma separated)")] = (
-        "all"),
+        "all"
+    ),
     seed: Annotated[int | None, typer.Option(help="default: the release's seed")] = None,
     window: Annotated[int, typer.Option(help="skip-gram context window")] = 5,
 ) -> None:
@@ -127,10 +149,20 @@ def attack(
         def show(phase: str, fraction: float, name: str = path.name) -> None:
             typer.echo(f"\r{name}: {phase:<9} {fraction:6.1%}", nl=False, err=True)
 
-        report = audit_report(corpus, release, ledger, known, settings, method=method,
-                              series_seed=int(document.get("params", {}).get("seed") or 0),
-                              progress=show, disassociation=truth)
-        typer.echo(f"\r{path.name}: {report['status']}, {report.get('seconds', 0) or 0:.2f} s"
-                   + " " * 12, err=True)
+        report = audit_report(
+            corpus,
+            release,
+            ledger,
+            known,
+            settings,
+            method=method,
+            series_seed=int(document.get("params", {}).get("seed") or 0),
+            progress=show,
+            disassociation=truth,
+        )
+        typer.echo(
+            f"\r{path.name}: {report['status']}, {report.get('seconds', 0) or 0:.2f} s" + " " * 12,
+            err=True,
+        )
         reports.append({"file": str(path), "release_no": release.release_no, **report})
     typer.echo(json.dumps({"releases": reports}, indent=2))

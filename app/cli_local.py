@@ -69,9 +69,7 @@ def publish_local(
     out: Annotated[Path, typer.Option(help="directory for the release JSON files")] = Path(
         "releases"
     ),
-    method: Annotated[str, typer.Option(help=f"one of {', '.join(method_names())}")] = (
-        "sanony"
-    ),
+    method: Annotated[str, typer.Option(help=f"one of {', '.join(method_names())}")] = ("sanony"),
     private: Annotated[str | None, typer.Option(help="private terms, comma separated")] = None,
     private_file: Annotated[Path | None, typer.Option(help="file of private terms")] = None,
     private_fraction: Annotated[
@@ -110,15 +108,14 @@ def publish_local(
         publication.release.label = path.stem
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
-        document = release_document(publication.release, series, method,
-                                    declared.echo(effective))
+        document = release_document(publication.release, series, method, declared.echo(effective))
         target = out / f"release-{publication.release.release_no:03d}.json"
         target.write_text(json.dumps(document), encoding="utf-8")
         # The ledger (``serialpub attack`` scores against it) apart from the public files.
         (out / "private").mkdir(exist_ok=True)
         (out / "private" / target.name.replace("release-", "ledger-")).write_text(
-            json.dumps(ledger_document(publication.release, publication.ledger)),
-            encoding="utf-8")
+            json.dumps(ledger_document(publication.release, publication.ledger)), encoding="utf-8"
+        )
         reports.append({"file": str(path), **publication.report})
         warnings = publication.report.get("warnings")
         for warning in warnings if isinstance(warnings, list) else []:

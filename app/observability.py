@@ -23,9 +23,7 @@ __all__ = [
     "logging_config",
 ]
 
-REQUESTS = Counter(
-    "serialpub_http_requests_total", "HTTP requests", ["method", "route", "status"]
-)
+REQUESTS = Counter("serialpub_http_requests_total", "HTTP requests", ["method", "route", "status"])
 REQUEST_SECONDS = Histogram(
     "serialpub_http_request_seconds", "HTTP request duration", ["method", "route"]
 )
@@ -77,21 +75,26 @@ def logging_config(level: str = "INFO", fmt: str = "console") -> dict[str, Any]:
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
-    handler = {"class": "logging.StreamHandler", "formatter": "structlog",
-               "stream": "ext://sys.stderr"}
+    handler = {
+        "class": "logging.StreamHandler",
+        "formatter": "structlog",
+        "stream": "ext://sys.stderr",
+    }
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "filters": {"path_only": {"()": PathOnly}},
-        "formatters": {"structlog": {
-            "()": structlog.stdlib.ProcessorFormatter,
-            "foreign_pre_chain": pre_chain,
-            "processors": [
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.format_exc_info,
-                _renderer(fmt),
-            ],
-        }},
+        "formatters": {
+            "structlog": {
+                "()": structlog.stdlib.ProcessorFormatter,
+                "foreign_pre_chain": pre_chain,
+                "processors": [
+                    structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    structlog.processors.format_exc_info,
+                    _renderer(fmt),
+                ],
+            }
+        },
         "handlers": {
             "default": handler,
             "access": {**handler, "filters": ["path_only"]},

@@ -47,8 +47,7 @@ class Settings(BaseSettings):
     #: JSON bodies are parsed whole (Python objects, ~25 bytes per body byte): their own cap.
     max_json_bytes: int = Field(16 * 1024 * 1024, alias="SERIALPUB_MAX_JSON_BYTES", gt=0)
     max_transactions: int = Field(1_000_000, alias="SERIALPUB_MAX_TRANSACTIONS", gt=0)
-    max_terms_per_transaction: int = Field(1_000, alias="SERIALPUB_MAX_TERMS_PER_TRANSACTION",
-                                           gt=0)
+    max_terms_per_transaction: int = Field(1_000, alias="SERIALPUB_MAX_TERMS_PER_TRANSACTION", gt=0)
     max_distinct_terms: int = Field(200_000, alias="SERIALPUB_MAX_DISTINCT_TERMS", gt=0)
     max_terms_per_release: int = Field(4_000_000, alias="SERIALPUB_MAX_TERMS_PER_RELEASE", gt=0)
     in_process_worker: bool = Field(True, alias="SERIALPUB_IN_PROCESS_WORKER")
@@ -61,8 +60,7 @@ class Settings(BaseSettings):
     stalled_after_s: float = Field(30.0, alias="SERIALPUB_STALLED_AFTER", gt=0)
     #: Per process: rendered releases and risk summaries held in memory (gzip and identity
     #: bytes); a document above an eighth of it is streamed from PostgreSQL instead.
-    render_cache_bytes: int = Field(256 * 1024 * 1024, alias="SERIALPUB_RENDER_CACHE_BYTES",
-                                    ge=0)
+    render_cache_bytes: int = Field(256 * 1024 * 1024, alias="SERIALPUB_RENDER_CACHE_BYTES", ge=0)
     #: Seconds a reader's key and series stay trusted without a query (0: ask every time); a
     #: revoked key can still read releases that long through other server processes.
     read_auth_cache_s: float = Field(1.0, alias="SERIALPUB_READ_AUTH_CACHE_SECONDS", ge=0)
@@ -84,8 +82,11 @@ class Settings(BaseSettings):
         """
         if self.worker_concurrency is not None:
             return self.worker_concurrency
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-            os.cpu_count() or 1)
+        cores = (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else (os.cpu_count() or 1)
+        )
         return max(2, cores)
 
     @model_validator(mode="after")
@@ -101,18 +102,21 @@ class Settings(BaseSettings):
             password = _read_secret(self.database_password_file, "DATABASE_PASSWORD_FILE")
             url = make_url(self.database_url)
             if url.password is not None:
-                raise ValueError("DATABASE_URL holds a password and DATABASE_PASSWORD_FILE is "
-                                 "set: keep the password in the file only")
-            self.database_url = url.set(password=password).render_as_string(
-                hide_password=False)
+                raise ValueError(
+                    "DATABASE_URL holds a password and DATABASE_PASSWORD_FILE is "
+                    "set: keep the password in the file only"
+                )
+            self.database_url = url.set(password=password).render_as_string(hide_password=False)
         return self
 
     @model_validator(mode="after")
     def _no_placeholders_in_production(self) -> Settings:
         if self.environment != "production":
             return self
-        for name, value in (("SERIALPUB_SECRET", self.secret),
-                            ("SERIALPUB_ADMIN_TOKEN", self.admin_token)):
+        for name, value in (
+            ("SERIALPUB_SECRET", self.secret),
+            ("SERIALPUB_ADMIN_TOKEN", self.admin_token),
+        ):
             if value is not None and (value.lower() in _PLACEHOLDERS or len(value) < 16):
                 raise ValueError(f"{name} is a placeholder or too short for production")
         if self.database_url is None:

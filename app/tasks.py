@@ -30,8 +30,9 @@ class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
     (``abort_requested``) is not run again: procrastinate fails it instead of retrying.
     """
 
-    def get_retry_decision(self, *, exception: BaseException, job: procrastinate.jobs.Job
-                           ) -> procrastinate.retry.RetryDecision | None:
+    def get_retry_decision(
+        self, *, exception: BaseException, job: procrastinate.jobs.Job
+    ) -> procrastinate.retry.RetryDecision | None:
         if isinstance(exception, asyncio.CancelledError):
             return procrastinate.retry.RetryDecision(retry_in={"seconds": 0})
         return None

@@ -38,10 +38,12 @@ _log = logger("serialpub.worker")
 
 async def recover_stalled(app: procrastinate.App, runtime: Runtime) -> int:
     """Requeue the jobs of dead workers; returns how many."""
-    stalled = list(await app.job_manager.get_stalled_jobs(
-        task_name=publish_release.name,
-        seconds_since_heartbeat=runtime.settings.stalled_after_s,
-    ))
+    stalled = list(
+        await app.job_manager.get_stalled_jobs(
+            task_name=publish_release.name,
+            seconds_since_heartbeat=runtime.settings.stalled_after_s,
+        )
+    )
     ids: list[int] = []
     for job in stalled:
         try:
@@ -55,7 +57,8 @@ async def recover_stalled(app: procrastinate.App, runtime: Runtime) -> int:
     if ids:
         async with runtime.db.session() as session:
             for ours in await session.scalars(
-                select(Job).where(Job.procrastinate_job_id.in_(ids), Job.status == "running")
+                select(Job)
+                .where(Job.procrastinate_job_id.in_(ids), Job.status == "running")
                 .with_for_update(key_share=True)
             ):
                 note_interruption(ours, "worker_stalled")
@@ -70,12 +73,18 @@ async def requeue_dead_here(runtime: Runtime) -> int:
     pid that ran the job no longer exists, or is another process.
     """
     async with runtime.db.session() as session:
-        running = (await session.scalars(
-            select(Job).where(Job.status == "running")
-            .with_for_update(skip_locked=True, key_share=True)
-        )).all()
-        dead = [job for job in running
-                if is_dead_here(job.worker_host, job.worker_pid, job.worker_started)]
+        running = (
+            await session.scalars(
+                select(Job)
+                .where(Job.status == "running")
+                .with_for_update(skip_locked=True, key_share=True)
+            )
+        ).all()
+        dead = [
+            job
+            for job in running
+            if is_dead_here(job.worker_host, job.worker_pid, job.worker_started)
+        ]
         if not dead:
             return 0
         conn = await driver_connection(session)
@@ -83,11 +92,14 @@ async def requeue_dead_here(runtime: Runtime) -> int:
         # Only procrastinate jobs still 'doing' (the stalled-job recovery may have been first).
         await conn.execute(
             "SELECT procrastinate_retry_job_v1(id, now(), NULL, NULL, NULL) "
-            "FROM procrastinate_jobs WHERE id = ANY(%s) AND status = 'doing'", (ids,))
+            "FROM procrastinate_jobs WHERE id = ANY(%s) AND status = 'doing'",
+            (ids,),
+        )
         for job in dead:
             note_interruption(job, "worker_restarted")
-        _log.warning("requeued the jobs of a dead process of this host",
-                     jobs=[str(job.id) for job in dead])
+        _log.warning(
+            "requeued the jobs of a dead process of this host", jobs=[str(job.id) for job in dead]
+        )
         return len(dead)
 
 
@@ -121,8 +133,9 @@ async def _liveness_loop(runtime: Runtime, path: Path) -> None:
         await asyncio.sleep(LIVENESS_INTERVAL_S)
 
 
-async def run_worker(runtime: Runtime, *, install_signal_handlers: bool = False,
-                     wait: bool = True) -> None:
+async def run_worker(
+    runtime: Runtime, *, install_signal_handlers: bool = False, wait: bool = True
+) -> None:
     """Run jobs until cancelled (or, with ``wait=False``, until the queue is empty)."""
     settings = runtime.settings
     name = f"{socket.gethostname()}-{os.getpid()}"
@@ -134,8 +147,9 @@ async def run_worker(runtime: Runtime, *, install_signal_handlers: bool = False,
         recovery = asyncio.create_task(_recovery_loop(app, runtime))
         side = [recovery]
         if settings.worker_heartbeat_file is not None:
-            side.append(asyncio.create_task(
-                _liveness_loop(runtime, settings.worker_heartbeat_file)))
+            side.append(
+                asyncio.create_task(_liveness_loop(runtime, settings.worker_heartbeat_file))
+            )
         try:
             await app.run_worker_async(
                 queues=[QUEUE_NAME],

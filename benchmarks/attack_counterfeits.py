@@ -94,7 +94,9 @@ def run(corpus_name: str, data: Path, seeds: int, size: int, releases: int) -> d
     for name in scoring:
         summary["median"][name] = {
             d: statistics.median(
-                r[name][d] for r in per_seed if r[name][d] == r[name][d]  # nan-free
+                r[name][d]
+                for r in per_seed
+                if r[name][d] == r[name][d]  # nan-free
             )
             if any(r[name][d] == r[name][d] for r in per_seed)
             else float("nan")

@@ -34,11 +34,17 @@ def run_one(corpus: str, strategy: str, limit: int, k: int, m: int) -> dict[str,
     started = time.perf_counter()
     report = publish_disassociation(SeriesHistory(), records, frozenset(), params).report
     return {
-        "corpus": corpus, "strategy": strategy, "records": len(records), "k": k, "m": m,
+        "corpus": corpus,
+        "strategy": strategy,
+        "records": len(records),
+        "k": k,
+        "m": m,
         "seconds": round(time.perf_counter() - started, 2),
         "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-        **{key: report[key] for key in ("clusters", "joint_clusters", "suppressed_records",
-                                         "tlost")},
+        **{
+            key: report[key]
+            for key in ("clusters", "joint_clusters", "suppressed_records", "tlost")
+        },
     }
 
 
@@ -61,9 +67,24 @@ def main() -> None:
             continue
         for strategy in args.strategies:
             out = subprocess.run(
-                [sys.executable, "-m", "benchmarks.disassociation", "--one", corpus, strategy,
-                 "--limit", str(args.limit), "--k", str(args.k), "--m", str(args.m)],
-                capture_output=True, text=True, check=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmarks.disassociation",
+                    "--one",
+                    corpus,
+                    strategy,
+                    "--limit",
+                    str(args.limit),
+                    "--k",
+                    str(args.k),
+                    "--m",
+                    str(args.m),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             result = json.loads(out.stdout)
             results.append(result)
             print(" | ".join(str(v) for v in result.values()), flush=True)

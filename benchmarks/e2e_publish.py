@@ -43,8 +43,7 @@ from benchmarks.service import ADMIN, free_port, service_env, wait_ready
 
 DATA = Path(os.environ.get("SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webview-2.dat"))
 RESULTS = Path(__file__).resolve().parent / "results" / "e2e_publish.jsonl"
-PHASES = ("upload+parse", "load", "prepare", "ipc", "anony", "bp", "fp1", "fp2", "verify",
-          "store")
+PHASES = ("upload+parse", "load", "prepare", "ipc", "anony", "bp", "fp1", "fp2", "verify", "store")
 
 
 class PeakRss:
@@ -110,21 +109,33 @@ def database(server_url: str | None, name: str) -> Iterator[str | None]:
 
 
 @contextlib.contextmanager
-def service(database_url: str | None, data_dir: str, log: Path,
-            rss: PeakRss) -> Iterator[str]:
+def service(database_url: str | None, data_dir: str, log: Path, rss: PeakRss) -> Iterator[str]:
     """The API and one worker, as separate processes; yields the API's base URL."""
     port = free_port()
-    env = service_env(data_dir, database_url, SERIALPUB_IN_PROCESS_WORKER="false",
-                      SERIALPUB_WAIT_TIMEOUT="7200", SERIALPUB_WORKER_CONCURRENCY="1")
+    env = service_env(
+        data_dir,
+        database_url,
+        SERIALPUB_IN_PROCESS_WORKER="false",
+        SERIALPUB_WAIT_TIMEOUT="7200",
+        SERIALPUB_WORKER_CONCURRENCY="1",
+    )
     sink = log.open("ab")
-    api = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)],
-                           env=env, stdout=sink, stderr=sink)
+    api = subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--port", str(port)],
+        env=env,
+        stdout=sink,
+        stderr=sink,
+    )
     worker: subprocess.Popen[bytes] | None = None
     try:
         base = f"http://127.0.0.1:{port}"
         wait_ready(base, api, seconds=180)
-        worker = subprocess.Popen([sys.executable, "-m", "app", "worker", "--concurrency", "1"],
-                                  env=env, stdout=sink, stderr=sink)
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "app", "worker", "--concurrency", "1"],
+            env=env,
+            stdout=sink,
+            stderr=sink,
+        )
         rss.watch("api", api.pid)
         rss.watch("worker", worker.pid, children=True)
         yield base
@@ -152,7 +163,7 @@ def series_lines(size: int, releases: int, seed: int) -> tuple[list[list[bytes]]
 def _body(lines: list[bytes]) -> Iterator[bytes]:
     step = 4096
     for i in range(0, len(lines), step):
-        yield b"\n".join(lines[i:i + step]) + b"\n"
+        yield b"\n".join(lines[i : i + step]) + b"\n"
 
 
 class Refused(Exception):
@@ -161,8 +172,12 @@ class Refused(Exception):
 
 def post(client: httpx.Client, name: str, lines: list[bytes]) -> dict[str, Any]:
     started = time.perf_counter()
-    response = client.post(f"/v1/series/{name}/releases", params={"wait": "true"},
-                           content=_body(lines), headers={**ADMIN, "Content-Type": "text/plain"})
+    response = client.post(
+        f"/v1/series/{name}/releases",
+        params={"wait": "true"},
+        content=_body(lines),
+        headers={**ADMIN, "Content-Type": "text/plain"},
+    )
     wall = time.perf_counter() - started
     if response.status_code == 422:
         raise Refused(f"refused after {wall:.1f} s: {response.text[:400]}")
@@ -170,22 +185,34 @@ def post(client: httpx.Client, name: str, lines: list[bytes]) -> dict[str, Any]:
         raise SystemExit(f"publication failed: {response.status_code} {response.text[:500]}")
     body = response.json()
     job = client.get(f"/v1/jobs/{body['job']['id']}", headers=ADMIN).json()
-    return {"release_no": job["release_no"], "rows": body["release"]["n_rows"],
-            "wall": wall, "phases": job["phase_seconds"]}
+    return {
+        "release_no": job["release_no"],
+        "rows": body["release"]["n_rows"],
+        "wall": wall,
+        "phases": job["phase_seconds"],
+    }
 
 
 def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
     releases, private = series_lines(size, args.releases, args.seed)
     rss = PeakRss()
     out: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="serialpub-e2e-") as data_dir, \
-            database(args.database_url, f"bench_e2e_{size}_{os.getpid()}") as url, \
-            service(url, data_dir, args.server_log, rss) as base, \
-            httpx.Client(base_url=base, timeout=7200) as client:
-        client.post("/v1/series", headers=ADMIN, json={
-            "name": "bms", "method": "sanony", "private_terms": private,
-            "params": {"r_th": args.r_th, "cluster_size": 10, "seed": args.seed},
-        }).raise_for_status()
+    with (
+        tempfile.TemporaryDirectory(prefix="serialpub-e2e-") as data_dir,
+        database(args.database_url, f"bench_e2e_{size}_{os.getpid()}") as url,
+        service(url, data_dir, args.server_log, rss) as base,
+        httpx.Client(base_url=base, timeout=7200) as client,
+    ):
+        client.post(
+            "/v1/series",
+            headers=ADMIN,
+            json={
+                "name": "bms",
+                "method": "sanony",
+                "private_terms": private,
+                "params": {"r_th": args.r_th, "cluster_size": 10, "seed": args.seed},
+            },
+        ).raise_for_status()
         for k, lines in enumerate(releases):
             rss.reset()
             load = os.getloadavg()[0]
@@ -196,14 +223,28 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
                 # history without it); the other sizes still run.
                 print(f"| {size:,} | {k} | {refused} |", flush=True)
                 with RESULTS.open("a") as sink:
-                    sink.write(json.dumps({"size": size, "against": k, "refused": str(refused),
-                                           "commit": args.commit}) + "\n")
+                    sink.write(
+                        json.dumps(
+                            {
+                                "size": size,
+                                "against": k,
+                                "refused": str(refused),
+                                "commit": args.commit,
+                            }
+                        )
+                        + "\n"
+                    )
                 break
             time.sleep(0.3)  # a last sample of the processes
-            result.update(size=size, lines=len(lines), against=k, load1=round(load, 2),
-                          load1_after=round(os.getloadavg()[0], 2),
-                          peak_rss_mib={n: round(v / 2**20) for n, v in rss.peak.items()},
-                          commit=args.commit)
+            result.update(
+                size=size,
+                lines=len(lines),
+                against=k,
+                load1=round(load, 2),
+                load1_after=round(os.getloadavg()[0], 2),
+                peak_rss_mib={n: round(v / 2**20) for n, v in rss.peak.items()},
+                commit=args.commit,
+            )
             out.append(result)
             print(row(result), flush=True)
             with RESULTS.open("a") as sink:
@@ -213,8 +254,17 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
 
 
 def header() -> str:
-    cells = ["lines", "against", *PHASES, "job", "POST wall", "API MiB", "worker MiB",
-             "child MiB", "load1"]
+    cells = [
+        "lines",
+        "against",
+        *PHASES,
+        "job",
+        "POST wall",
+        "API MiB",
+        "worker MiB",
+        "child MiB",
+        "load1",
+    ]
     return "| " + " | ".join(cells) + " |\n|" + "---|" * len(cells)
 
 
@@ -224,9 +274,14 @@ def row(r: dict[str, Any]) -> str:
     peak = r["peak_rss_mib"]
     cells = [f"{r['size']:,}", str(r["against"])]
     cells += [f"{phases.get(p, 0.0):.2f}" for p in PHASES]
-    cells += [f"{job:.1f}", f"{r['wall']:.1f}", str(peak.get("api", "-")),
-              str(peak.get("worker", "-")), str(peak.get("worker.child", "-")),
-              f"{r['load1']}-{r['load1_after']}"]
+    cells += [
+        f"{job:.1f}",
+        f"{r['wall']:.1f}",
+        str(peak.get("api", "-")),
+        str(peak.get("worker", "-")),
+        str(peak.get("worker.child", "-")),
+        f"{r['load1']}-{r['load1_after']}",
+    ]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -236,13 +291,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--releases", type=int, default=5)
     parser.add_argument("--r-th", type=float, default=8.0)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--database-url",
-                        default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
-                        help="a PostgreSQL server (any database on it): one database per size "
-                             "is created there and dropped")
+    parser.add_argument(
+        "--database-url",
+        default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
+        help="a PostgreSQL server (any database on it): one database per size "
+        "is created there and dropped",
+    )
     parser.add_argument("--server-log", type=Path, default=Path("/tmp/serialpub-e2e.log"))
-    parser.add_argument("--commit", default=os.environ.get("BENCH_COMMIT", ""),
-                        help="recorded with each result (which code was measured)")
+    parser.add_argument(
+        "--commit",
+        default=os.environ.get("BENCH_COMMIT", ""),
+        help="recorded with each result (which code was measured)",
+    )
     args = parser.parse_args(argv)
     if not DATA.exists():
         print(f"{DATA} is missing; set SERIALPUB_BENCH_DATA", file=sys.stderr)

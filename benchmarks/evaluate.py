@@ -73,17 +73,34 @@ def build_parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--quick", action="store_true",
-                   help="tiny sizes for CI: sz 0.25%%/0.5%%, 3 releases, 1 seed, 5 reconstructions")
-    p.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data",
-                   help="folder of bms-webview-1.dat and -2.dat (default: ../shared/data)")
-    p.add_argument("--corpora", nargs="+", default=["B1", "B2"], metavar="CORPUS",
-                   help="B1, B2, SYN (synthetic) or LABEL=PATH (FIMI or JSON)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny sizes for CI: sz 0.25%%/0.5%%, 3 releases, 1 seed, 5 reconstructions",
+    )
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        default=REPO.parent / "shared" / "data",
+        help="folder of bms-webview-1.dat and -2.dat (default: ../shared/data)",
+    )
+    p.add_argument(
+        "--corpora",
+        nargs="+",
+        default=["B1", "B2"],
+        metavar="CORPUS",
+        help="B1, B2, SYN (synthetic) or LABEL=PATH (FIMI or JSON)",
+    )
     p.add_argument("--synthetic-size", type=int, default=20_000)
     p.add_argument("--experiments", nargs="+", choices=EXPERIMENTS, default=list(EXPERIMENTS))
     p.add_argument("--methods", nargs="+", choices=ALL_METHODS, default=list(ALL_METHODS))
-    p.add_argument("--sweeps", nargs="*", choices=SWEEPS, default=list(SWEEPS),
-                   help="parameters to vary around the defaults (none: defaults only)")
+    p.add_argument(
+        "--sweeps",
+        nargs="*",
+        choices=SWEEPS,
+        default=list(SWEEPS),
+        help="parameters to vary around the defaults (none: defaults only)",
+    )
     p.add_argument("--sz", nargs="+", type=_fraction, help="sz values of the sz sweep")
     p.add_argument("--rep", nargs="+", type=_fraction, help="rep values of the rep sweep")
     p.add_argument("--r-th", nargs="+", type=float, help="r_th values of the r_th sweep")
@@ -93,26 +110,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--releases", type=int)
     p.add_argument("--private-fraction", type=_fraction)
     p.add_argument("--cluster-size", type=int, default=10)
-    p.add_argument("--anony-r-th", type=float, metavar="X",
-                   help="threshold of the Anony step of sanony and kanony (their param "
-                   "anony_r_th, capped at each setting's r_th; default: the methods' own, "
-                   "3/8 of r_th)")
+    p.add_argument(
+        "--anony-r-th",
+        type=float,
+        metavar="X",
+        help="threshold of the Anony step of sanony and kanony (their param "
+        "anony_r_th, capped at each setting's r_th; default: the methods' own, "
+        "3/8 of r_th)",
+    )
     p.add_argument("--seeds", type=int, help="number of seeds (series) per setting")
     p.add_argument("--first-seed", type=int, default=1)
     p.add_argument("--reconstructions", type=int)
     p.add_argument("--pairs-per-band", type=int)
-    p.add_argument("--bands-on", choices=("source", "snapshot"), default="source",
-                   help="read a pair's utility support band on the whole source corpus "
-                   "(default; pairs present in the release's snapshot) or on the snapshot")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (timings stay per "
-                   "process; more jobs than cores distorts them)")
-    p.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "tmp" /
-                   "evaluation", help="folder of results.json, results.md (and figures)")
+    p.add_argument(
+        "--bands-on",
+        choices=("source", "snapshot"),
+        default="source",
+        help="read a pair's utility support band on the whole source corpus "
+        "(default; pairs present in the release's snapshot) or on the snapshot",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes (timings stay per process; more jobs than cores distorts them)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "benchmarks" / "results" / "tmp" / "evaluation",
+        help="folder of results.json, results.md (and figures)",
+    )
     p.add_argument("--figures-dir", type=Path, help="folder of the PNG figures (default: --out)")
     p.add_argument("--no-figures", action="store_true")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    p.add_argument("--from-json", type=Path, metavar="RESULTS",
-                   help="only redraw the figures and the markdown of an earlier results.json")
+    p.add_argument(
+        "--from-json",
+        type=Path,
+        metavar="RESULTS",
+        help="only redraw the figures and the markdown of an earlier results.json",
+    )
     return p
 
 
@@ -145,10 +182,16 @@ def _sources(args: argparse.Namespace) -> list[CorpusSource]:
 
 
 def build_plan(args: argparse.Namespace) -> Plan:
-    default = Setting(_pick(args, "default_sz", "sz"), _pick(args, "default_rep", "rep"),
-                      _pick(args, "default_r_th", "r_th"))
-    sweeps = {name: [float(v) for v in _pick(args, name, f"{name}_values")]
-              for name in SWEEPS if name in args.sweeps}
+    default = Setting(
+        _pick(args, "default_sz", "sz"),
+        _pick(args, "default_rep", "rep"),
+        _pick(args, "default_r_th", "r_th"),
+    )
+    sweeps = {
+        name: [float(v) for v in _pick(args, name, f"{name}_values")]
+        for name in SWEEPS
+        if name in args.sweeps
+    }
     methods, skipped = available_methods(list(args.methods))
     if args.anony_r_th is not None and not args.anony_r_th >= 1:
         raise SystemExit(f"--anony-r-th {args.anony_r_th:g}: must be at least 1")
@@ -173,9 +216,21 @@ def build_plan(args: argparse.Namespace) -> Plan:
 
 def units_of(plan: Plan) -> list[Unit]:
     return [
-        Unit(source, setting, seed, method, plan.releases, plan.private_fraction,
-             plan.cluster_size, "risk" in plan.experiments, "utility" in plan.experiments,
-             plan.reconstructions, plan.pairs_per_band, plan.bands_on, plan.anony_r_th)
+        Unit(
+            source,
+            setting,
+            seed,
+            method,
+            plan.releases,
+            plan.private_fraction,
+            plan.cluster_size,
+            "risk" in plan.experiments,
+            "utility" in plan.experiments,
+            plan.reconstructions,
+            plan.pairs_per_band,
+            plan.bands_on,
+            plan.anony_r_th,
+        )
         for source in plan.corpora
         for setting in plan.settings()
         for seed in plan.seeds
@@ -186,8 +241,14 @@ def units_of(plan: Plan) -> list[Unit]:
 def run_units(units: list[Unit], jobs: int, progress: bool) -> list[dict[str, Any]]:
     """Run every unit (in ``jobs`` processes), with a progress bar on stderr."""
     methods = sorted({u.method for u in units})
-    bar = tqdm(total=len(units), desc="series", unit="series", file=sys.stderr,
-               disable=not progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(units),
+        desc="series",
+        unit="series",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     results: list[dict[str, Any]] = []
     with bar:
         if jobs <= 1:
@@ -198,24 +259,31 @@ def run_units(units: list[Unit], jobs: int, progress: bool) -> list[dict[str, An
                 bar.update()
         else:
             sizes = {s: len(load_corpus(s)) for s in {u.corpus for u in units}}
-            ordered = sorted(units, key=lambda u: -u.setting.sz * sizes[u.corpus]
-                             * _WEIGHT.get(u.method, 5.0))
+            ordered = sorted(
+                units, key=lambda u: -u.setting.sz * sizes[u.corpus] * _WEIGHT.get(u.method, 5.0)
+            )
             with ProcessPoolExecutor(jobs, initializer=warm_up, initargs=(methods,)) as pool:
                 futures = {pool.submit(run_unit, u): u for u in ordered}
                 for future in as_completed(futures):
                     results.append(future.result())
                     bar.set_postfix_str(_describe(futures[future]), refresh=False)
                     bar.update()
-    key = {(u.corpus.label, u.setting.sz, u.setting.rep, u.setting.r_th, u.seed, u.method): i
-           for i, u in enumerate(units)}
-    return sorted(results, key=lambda r: key[(r["corpus"], r["sz"], r["rep"], r["r_th"],
-                                              r["seed"], r["method"])])
+    key = {
+        (u.corpus.label, u.setting.sz, u.setting.rep, u.setting.r_th, u.seed, u.method): i
+        for i, u in enumerate(units)
+    }
+    return sorted(
+        results,
+        key=lambda r: key[(r["corpus"], r["sz"], r["rep"], r["r_th"], r["seed"], r["method"])],
+    )
 
 
 def _describe(unit: Unit) -> str:
     s = unit.setting
-    return (f"{unit.corpus.label} sz {s.sz * 100:g}% rep {s.rep * 100:g}% r_th {s.r_th:g} "
-            f"seed {unit.seed} {unit.method}")
+    return (
+        f"{unit.corpus.label} sz {s.sz * 100:g}% rep {s.rep * 100:g}% r_th {s.r_th:g} "
+        f"seed {unit.seed} {unit.method}"
+    )
 
 
 def _headline(plan: Plan, summaries: list[dict[str, Any]]) -> list[str]:
@@ -240,10 +308,12 @@ def _headline(plan: Plan, summaries: list[dict[str, Any]]) -> list[str]:
 
 def _git_state() -> dict[str, Any]:
     """The commit the run measured, and the source files changed since (uncommitted)."""
+
     def git(*command: str) -> str:
         try:
-            return subprocess.run(["git", *command], cwd=REPO, capture_output=True, text=True,
-                                  check=True, timeout=10).stdout.strip()
+            return subprocess.run(
+                ["git", *command], cwd=REPO, capture_output=True, text=True, check=True, timeout=10
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
 
@@ -267,8 +337,10 @@ def redraw(args: argparse.Namespace) -> int:
     figures = write_figures(plan, document["summaries"], args.figures_dir or args.out)
     report = markdown_report(plan, document["summaries"], document["units"], document["meta"])
     (args.out / "results.md").write_text(report, encoding="utf-8")
-    print(f"redrawn: {args.out / 'results.md'}; "
-          f"figures: {', '.join(str(p) for p in figures.values())}")
+    print(
+        f"redrawn: {args.out / 'results.md'}; "
+        f"figures: {', '.join(str(p) for p in figures.values())}"
+    )
     return 0
 
 
@@ -287,11 +359,19 @@ def main(argv: list[str] | None = None) -> int:
         raise
     for method, note in plan.skipped_methods.items():
         print(f"note: {method} {note}", file=sys.stderr)
-    capped = sorted({s.r_th for s in plan.settings()
-                     if plan.anony_r_th is not None and s.r_th < plan.anony_r_th})
+    capped = sorted(
+        {
+            s.r_th
+            for s in plan.settings()
+            if plan.anony_r_th is not None and s.r_th < plan.anony_r_th
+        }
+    )
     if capped and plan.anony_r_th_note():
-        print(f"note: --anony-r-th {plan.anony_r_th:g} is capped at r_th where r_th is lower "
-              f"({', '.join(f'{v:g}' for v in capped)})", file=sys.stderr)
+        print(
+            f"note: --anony-r-th {plan.anony_r_th:g} is capped at r_th where r_th is lower "
+            f"({', '.join(f'{v:g}' for v in capped)})",
+            file=sys.stderr,
+        )
     started = time.perf_counter()
     units = run_units(units_of(plan), args.jobs, not args.no_progress)
     summaries = summarise(units)
@@ -311,13 +391,16 @@ def main(argv: list[str] | None = None) -> int:
     meta["figures"] = {k: str(v) for k, v in figures.items()}
     document = {"plan": asdict(plan), "meta": meta, "summaries": summaries, "units": units}
     (args.out / "results.json").write_text(json.dumps(document, indent=1), encoding="utf-8")
-    (args.out / "results.md").write_text(markdown_report(plan, summaries, units, meta),
-                                         encoding="utf-8")
+    (args.out / "results.md").write_text(
+        markdown_report(plan, summaries, units, meta), encoding="utf-8"
+    )
     for line in _headline(plan, summaries):
         print(line)
-    print(f"results: {args.out / 'results.json'}, {args.out / 'results.md'}; "
-          f"figures: {', '.join(str(p) for p in figures.values()) or 'none'}; "
-          f"{meta['wall_seconds']:.1f} s")
+    print(
+        f"results: {args.out / 'results.json'}, {args.out / 'results.md'}; "
+        f"figures: {', '.join(str(p) for p in figures.values()) or 'none'}; "
+        f"{meta['wall_seconds']:.1f} s"
+    )
     failed = [u for u in units if u["status"] != "ok"]
     for u in failed:
         print(f"failed: {u['method']} on {u['corpus']}: {u['error']}", file=sys.stderr)

@@ -91,48 +91,65 @@ def payload_of(lines: Sequence[bytes]) -> bytes:
     return encode_corpus(builder.build())
 
 
-def release_like(corpus: Sequence[Transaction], private: frozenset[str],
-                 release_no: int) -> tuple[PublishedRelease, ReleaseLedger]:
+def release_like(
+    corpus: Sequence[Transaction], private: frozenset[str], release_no: int
+) -> tuple[PublishedRelease, ReleaseLedger]:
     clusters, ledgers = [], []
     for c, first in enumerate(range(0, len(corpus), 10)):
-        members = corpus[first:first + 10]
+        members = corpus[first : first + 10]
         counts = Counter(s for t in members for s in t.terms & private)
-        clusters.append(PublishedCluster(f"c{c + 1}", [make_row(t.terms - private)
-                                                       for t in members], dict(counts), {}, 0))
+        clusters.append(
+            PublishedCluster(
+                f"c{c + 1}", [make_row(t.terms - private) for t in members], dict(counts), {}, 0
+            )
+        )
         ledgers.append(ClusterLedger([], 0, 0, 0, [t.individual for t in members], {}))
-    release = PublishedRelease(release_no, clusters, {}, dict.fromkeys(private, 0.01),
-                               private, 0, f"r{release_no}")
+    release = PublishedRelease(
+        release_no, clusters, {}, dict.fromkeys(private, 0.01), private, 0, f"r{release_no}"
+    )
     return release, ReleaseLedger(ledgers, {}, {})
 
 
 # -- the alternative: the history as term-id arrays ------------------------------------------
 
+
 def to_arrays(release: PublishedRelease) -> dict[str, Any]:
     """A release's rows as ids into its distinct rows, distinct rows as ids into terms."""
     terms: dict[str, int] = {}
     distinct: dict[tuple[str, ...], int] = {}
-    row_ids = [distinct.setdefault(row, len(distinct)) for c in release.clusters
-               for row in c.rows]
+    row_ids = [distinct.setdefault(row, len(distinct)) for c in release.clusters for row in c.rows]
     flat = [terms.setdefault(t, len(terms)) for row in distinct for t in row]
-    return {"terms": list(terms), "flat": np.array(flat, np.int32),
-            "row_ends": np.cumsum([len(r) for r in distinct], dtype=np.int64),
-            "rows": np.array(row_ids, np.int32),
-            "cluster_ends": np.cumsum([c.size for c in release.clusters], dtype=np.int64),
-            "clusters": [(c.cluster_id, c.private_counts, c.global_share, c.counterfeits)
-                         for c in release.clusters],
-            "head": (release.release_no, release.global_bag, release.population_rates,
-                     release.private_terms, release.global_counterfeits, release.label)}
+    return {
+        "terms": list(terms),
+        "flat": np.array(flat, np.int32),
+        "row_ends": np.cumsum([len(r) for r in distinct], dtype=np.int64),
+        "rows": np.array(row_ids, np.int32),
+        "cluster_ends": np.cumsum([c.size for c in release.clusters], dtype=np.int64),
+        "clusters": [
+            (c.cluster_id, c.private_counts, c.global_share, c.counterfeits)
+            for c in release.clusters
+        ],
+        "head": (
+            release.release_no,
+            release.global_bag,
+            release.population_rates,
+            release.private_terms,
+            release.global_counterfeits,
+            release.label,
+        ),
+    }
 
 
 def from_arrays(data: dict[str, Any]) -> PublishedRelease:
     terms, flat = data["terms"], data["flat"].tolist()
     starts = [0, *data["row_ends"][:-1].tolist()]
-    distinct = [tuple([terms[i] for i in flat[a:b]])
-                for a, b in zip(starts, data["row_ends"].tolist(), strict=True)]
+    distinct = [
+        tuple([terms[i] for i in flat[a:b]])
+        for a, b in zip(starts, data["row_ends"].tolist(), strict=True)
+    ]
     rows = [distinct[i] for i in data["rows"].tolist()]
     clusters, first = [], 0
-    for (cid, pc, gs, cf), end in zip(data["clusters"], data["cluster_ends"].tolist(),
-                                      strict=True):
+    for (cid, pc, gs, cf), end in zip(data["clusters"], data["cluster_ends"].tolist(), strict=True):
         clusters.append(PublishedCluster(cid, rows[first:end], pc, gs, cf))
         first = end
     no, bag, rates, private, gcf, label = data["head"]
@@ -160,31 +177,34 @@ def through_pipe(blobs: Sequence[bytes]) -> None:
 Past = list[tuple[PublishedRelease, ReleaseLedger]]
 
 
-def _before(row: dict[str, Any], payload: bytes, past: Past, private: frozenset[str],
-            params: Any, r: int) -> None:
+def _before(
+    row: dict[str, Any], payload: bytes, past: Past, private: frozenset[str], params: Any, r: int
+) -> None:
     """The worker prepared the transactions and pickled them with the history as the
     child's arguments; the child pickled the new release back."""
     private_list = sorted(private)
     history = SeriesHistory([p[0] for p in past], [p[1] for p in past])
-    corpus, wall, cpu = timed(lambda: publication_input(
-        decode_corpus(payload), private_list, [], "casefold")[0], r)
+    corpus, wall, cpu = timed(
+        lambda: publication_input(decode_corpus(payload), private_list, [], "casefold")[0], r
+    )
     row["before.prepare"] = [round(wall, 3), round(cpu, 3)]
-    blob, wall, cpu = timed(lambda: bytes(ForkingPickler.dumps(
-        ("sanony", history, corpus, private, params))), r)
+    blob, wall, cpu = timed(
+        lambda: bytes(ForkingPickler.dumps(("sanony", history, corpus, private, params))), r
+    )
     row["before.pickle"] = [round(wall, 3), round(cpu, 3)]
     row["before.pickle_mb"] = round(len(blob) / MB, 1)
     _, wall, cpu = timed(lambda: pickle.loads(blob), r)
     row["before.unpickle"] = [round(wall, 3), round(cpu, 3)]
     release, ledger = release_like(corpus, private, len(past) + 1)
-    result, wall1, cpu1 = timed(lambda: bytes(ForkingPickler.dumps(("result", release,
-                                                                    ledger))), r)
+    result, wall1, cpu1 = timed(lambda: bytes(ForkingPickler.dumps(("result", release, ledger))), r)
     _, wall2, cpu2 = timed(lambda: pickle.loads(result), r)
     row["before.result"] = [round(wall1 + wall2, 3), round(cpu1 + cpu2, 3)]
     row["before.result_mb"] = round(len(result) / MB, 1)
 
 
-def _after(row: dict[str, Any], payload: bytes, past: Past, private: frozenset[str],
-           params: Any, r: int) -> Past:
+def _after(
+    row: dict[str, Any], payload: bytes, past: Past, private: frozenset[str], params: Any, r: int
+) -> Past:
     """Bytes cross; the child unpacks the history and builds the transactions. Returns the
     past releases as the worker now caches them (rows shared, from the child's result)."""
     private_list = sorted(private)
@@ -239,15 +259,18 @@ def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
     payloads = [payload_of(lines) for lines in releases_lines]
     del releases_lines
     past: Past = []
-    for k, payload in enumerate(payloads[:max(args.against)]):
+    for k, payload in enumerate(payloads[: max(args.against)]):
         corpus = publication_input(decode_corpus(payload), private_list, [], "casefold")[0]
         past.append(release_like(corpus, private, k + 1))
         del corpus
     out = []
     for against in args.against:
         payload = payloads[against]
-        row: dict[str, Any] = {"lines": args.lines, "against": against,
-                               "payload_mb": round(len(payload) / MB, 1)}
+        row: dict[str, Any] = {
+            "lines": args.lines,
+            "against": against,
+            "payload_mb": round(len(payload) / MB, 1),
+        }
         if "before" in args.parts:
             _before(row, payload, past[:against], private, params, args.repeats)
         if "after" in args.parts or "alt" in args.parts:

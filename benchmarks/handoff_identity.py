@@ -35,9 +35,13 @@ METHODS: dict[str, dict[str, Any]] = {
 
 
 def _body(lines: list[bytes], positions: list[int], label: str) -> dict[str, Any]:
-    return {"label": label, "transactions": [
-        {"terms": line.decode().split(), "individual": f"p{position}"}
-        for line, position in zip(lines, positions, strict=True)]}
+    return {
+        "label": label,
+        "transactions": [
+            {"terms": line.decode().split(), "individual": f"p{position}"}
+            for line, position in zip(lines, positions, strict=True)
+        ],
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -45,32 +49,50 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     # The positions of the lines (one individual each), recovered from the same SeGen run.
     from app.core.segen import segen
 
-    base_size = len([x for x in Path(os.environ.get(
-        "SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webview-2.dat")).read_bytes()
-        .splitlines() if x.strip()])
+    base_size = len(
+        [
+            x
+            for x in Path(
+                os.environ.get("SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webview-2.dat")
+            )
+            .read_bytes()
+            .splitlines()
+            if x.strip()
+        ]
+    )
     positions = segen(base_size, args.lines, args.releases, 0.4, seed=args.seed)
     out: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="serialpub-identity-") as data_dir, \
-            database(args.database_url, f"handoff_identity_{os.getpid()}") as url, \
-            service(url, data_dir, args.server_log, PeakRss()) as base, \
-            httpx.Client(base_url=base, timeout=600) as client:
+    with (
+        tempfile.TemporaryDirectory(prefix="serialpub-identity-") as data_dir,
+        database(args.database_url, f"handoff_identity_{os.getpid()}") as url,
+        service(url, data_dir, args.server_log, PeakRss()) as base,
+        httpx.Client(base_url=base, timeout=600) as client,
+    ):
         for method in args.methods:
             params = METHODS[method]
-            created = client.post("/v1/series", headers=ADMIN, json={
-                "name": method, "method": method, "private_terms": private, "params": params})
+            created = client.post(
+                "/v1/series",
+                headers=ADMIN,
+                json={"name": method, "method": method, "private_terms": private, "params": params},
+            )
             if created.status_code != 201:
                 out[method] = {"error": created.text[:300]}
                 continue
             hashes = []
             for k, lines in enumerate(releases):
-                response = client.post(f"/v1/series/{method}/releases",
-                                       params={"wait": "true"}, headers=ADMIN,
-                                       json=_body(lines, positions[k], f"day{k + 1}"))
+                response = client.post(
+                    f"/v1/series/{method}/releases",
+                    params={"wait": "true"},
+                    headers=ADMIN,
+                    json=_body(lines, positions[k], f"day{k + 1}"),
+                )
                 if response.status_code != 201:
                     hashes.append(f"error {response.status_code}: {response.text[:200]}")
                     continue
-                document = client.get(f"/v1/series/{method}/releases/{k + 1}",
-                                      headers={**ADMIN, "Accept-Encoding": "identity"})
+                document = client.get(
+                    f"/v1/series/{method}/releases/{k + 1}",
+                    headers={**ADMIN, "Accept-Encoding": "identity"},
+                )
                 hashes.append(hashlib.sha256(document.content).hexdigest())
             out[method] = hashes
     return out
@@ -82,8 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--releases", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
-    parser.add_argument("--database-url",
-                        default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument(
+        "--database-url", default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+    )
     parser.add_argument("--server-log", type=Path, default=Path("/tmp/serialpub-identity.log"))
     args = parser.parse_args(argv)
     print(json.dumps(run(args), indent=1))

@@ -43,20 +43,21 @@ def build_publication(n_rows: int, release_no: int = 1) -> Any:
     with a few private counts, a global bag and one BP counterfeit every 50 clusters."""
     from app.core.model import ClusterLedger, Publication, ReleaseLedger, release_from_counts
 
-    lines = [tuple(sorted(set(line.split()))) for line in DATA.read_text().splitlines()
-             if line.strip()]
+    lines = [
+        tuple(sorted(set(line.split()))) for line in DATA.read_text().splitlines() if line.strip()
+    ]
     rows = list(islice(cycle(lines), n_rows))
     clusters = [
-        (rows[i:i + 10], {"p1": 1 + (i // 10) % 3}, {"p9": (i // 10) % 2}, int(i % 500 == 0))
+        (rows[i : i + 10], {"p1": 1 + (i // 10) % 3}, {"p9": (i // 10) % 2}, int(i % 500 == 0))
         for i in range(0, n_rows, 10)
     ]
-    release = release_from_counts(release_no, clusters, {"p9": 3},
-                                  {"p1": 0.2, "p9": 0.01})
+    release = release_from_counts(release_no, clusters, {"p9": 3}, {"p1": 0.2, "p9": 0.01})
     release.private_terms = frozenset({"p1", "p9"})
     release.label = f"{n_rows}-rows"
     ledger = ReleaseLedger(
-        clusters=[ClusterLedger([0] if cf else [], cf, 0, 0, [None] * len(r))
-                  for r, _, _, cf in clusters],
+        clusters=[
+            ClusterLedger([0] if cf else [], cf, 0, 0, [None] * len(r)) for r, _, _, cf in clusters
+        ],
     )
     return Publication(release=release, ledger=ledger)
 
@@ -78,10 +79,14 @@ async def store(url: str, series: str, n_rows: int, render: bool = True) -> tupl
             model = await session.scalar(select(Series).where(Series.name == series))
             assert model is not None
             started = time.perf_counter()
-            release = await store_publication(session, series_id=model.id,
-                                              method=model.method,
-                                              params={"r_th": 2.0, "cluster_size": 10},
-                                              publication=publication, job_id=None)
+            release = await store_publication(
+                session,
+                series_id=model.id,
+                method=model.method,
+                params={"r_th": 2.0, "cluster_size": 10},
+                publication=publication,
+                job_id=None,
+            )
             stored = time.perf_counter()
             if render:
                 await store_release_documents(session, series, release, publication.release)
@@ -94,40 +99,69 @@ def _ms(value: str, unit: str) -> float:
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def wrk(url: str, headers: dict[str, str], *, connections: int, duration: int,
-        threads: int = 2) -> dict[str, float]:
+def wrk(
+    url: str, headers: dict[str, str], *, connections: int, duration: int, threads: int = 2
+) -> dict[str, float]:
     """p50/p99 (ms), requests/s and non-2xx count of ``wrk --latency`` against ``url``."""
-    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency",
-               "--timeout", "10s"]
+    command = [
+        "wrk",
+        f"-t{threads}",
+        f"-c{connections}",
+        f"-d{duration}s",
+        "--latency",
+        "--timeout",
+        "10s",
+    ]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
     out = subprocess.run([*command, url], check=True, capture_output=True, text=True).stdout
-    latency = {m[0]: _ms(m[1], m[2]) for m in re.findall(r"\s(50|99)%\s+([\d.]+)(us|ms|s)\b",
-                                                         out)}
+    latency = {m[0]: _ms(m[1], m[2]) for m in re.findall(r"\s(50|99)%\s+([\d.]+)(us|ms|s)\b", out)}
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"p50_ms": latency["50"], "p99_ms": latency["99"], "rps": rps,
-            "non_2xx": float(bad.group(1)) if bad else 0.0}
+    return {
+        "p50_ms": latency["50"],
+        "p99_ms": latency["99"],
+        "rps": rps,
+        "non_2xx": float(bad.group(1)) if bad else 0.0,
+    }
 
 
 def curl(url: str, headers: dict[str, str]) -> dict[str, float]:
     """Status, seconds to the first byte and in all, bytes and MB/s of one GET."""
-    command = ["curl", "-s", "-o", "/dev/null", "-w",
-               "%{http_code} %{time_starttransfer} %{time_total} %{size_download}"]
+    command = [
+        "curl",
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code} %{time_starttransfer} %{time_total} %{size_download}",
+    ]
     for name, value in headers.items():
         command += ["-H", f"{name}: {value}"]
     out = subprocess.run([*command, url], check=True, capture_output=True, text=True).stdout
     status, first, total, size = out.split()
-    return {"status": float(status), "first_byte_s": float(first), "total_s": float(total),
-            "bytes": float(size), "mb_s": float(size) / 1e6 / float(total)}
+    return {
+        "status": float(status),
+        "first_byte_s": float(first),
+        "total_s": float(total),
+        "bytes": float(size),
+        "mb_s": float(size) / 1e6 / float(total),
+    }
 
 
 async def _setup(base: str, url: str, big_rows: int) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=base, timeout=600) as client:
         for name in ("reads-10k", "reads-big", "reads-legacy"):
-            response = await client.post("/v1/series", headers=ADMIN, json={
-                "name": name, "method": "sanony", "private_terms": ["p1", "p9"],
-                "params": {"r_th": 2, "cluster_size": 10}})
+            response = await client.post(
+                "/v1/series",
+                headers=ADMIN,
+                json={
+                    "name": name,
+                    "method": "sanony",
+                    "private_terms": ["p1", "p9"],
+                    "params": {"r_th": 2, "cluster_size": 10},
+                },
+            )
             response.raise_for_status()
         keys = {}
         for role in ("analyst", "auditor"):
@@ -135,8 +169,11 @@ async def _setup(base: str, url: str, big_rows: int) -> dict[str, Any]:
             response.raise_for_status()
             keys[role] = {"Authorization": f"Bearer {response.json()['key']}"}
     await store(url, "reads-legacy", big_rows, render=False)
-    return {"keys": keys, "store_small_s": await store(url, "reads-10k", 10_000),
-            "store_big_s": await store(url, "reads-big", big_rows)}
+    return {
+        "keys": keys,
+        "store_small_s": await store(url, "reads-10k", 10_000),
+        "store_big_s": await store(url, "reads-big", big_rows),
+    }
 
 
 def _etag(url: str, headers: dict[str, str]) -> str:
@@ -153,10 +190,15 @@ def measure(base: str, setup: dict[str, Any], duration: int) -> dict[str, Any]:
     result["small_bytes"] = result["small_first"]["bytes"]
     result["small_gzip_bytes"] = curl(small, {**analyst, "Accept-Encoding": "gzip"})["bytes"]
     result["wrk_identity"] = wrk(small, analyst, connections=50, duration=duration)
-    result["wrk_gzip"] = wrk(small, {**analyst, "Accept-Encoding": "gzip"}, connections=50,
-                             duration=duration)
-    result["wrk_304"] = wrk(small, {**analyst, "If-None-Match": _etag(small, analyst)},
-                            connections=50, duration=duration)
+    result["wrk_gzip"] = wrk(
+        small, {**analyst, "Accept-Encoding": "gzip"}, connections=50, duration=duration
+    )
+    result["wrk_304"] = wrk(
+        small,
+        {**analyst, "If-None-Match": _etag(small, analyst)},
+        connections=50,
+        duration=duration,
+    )
     # The floor of this machine at this moment: the same load on a route that does nothing.
     result["wrk_healthz"] = wrk(f"{base}/healthz", {}, connections=50, duration=duration)
     result["big_first"] = curl(big, analyst)
@@ -170,47 +212,53 @@ def measure(base: str, setup: dict[str, Any], duration: int) -> dict[str, Any]:
 
 def report(r: dict[str, Any], args: argparse.Namespace) -> str:
     def row(name: str, m: dict[str, float]) -> str:
-        return (f"| {name} | {m['p50_ms']:.1f} | {m['p99_ms']:.1f} | {m['rps']:,.0f} | "
-                f"{int(m['non_2xx'])} |")
+        return (
+            f"| {name} | {m['p50_ms']:.1f} | {m['p99_ms']:.1f} | {m['rps']:,.0f} | "
+            f"{int(m['non_2xx'])} |"
+        )
 
     def get(name: str, m: dict[str, float]) -> str:
-        return (f"| {name} | {int(m['status'])} | {m['first_byte_s']:.3f} | {m['total_s']:.2f} |"
-                f" {m['bytes'] / 1e6:,.1f} | {m['mb_s']:,.0f} |")
+        return (
+            f"| {name} | {int(m['status'])} | {m['first_byte_s']:.3f} | {m['total_s']:.2f} |"
+            f" {m['bytes'] / 1e6:,.1f} | {m['mb_s']:,.0f} |"
+        )
 
-    return "\n".join([
-        f"`python -m benchmarks.reads --server-workers {args.server_workers} --duration "
-        f"{args.duration} --big-rows {args.big_rows}` on {os.cpu_count()} cores, "
-        f"{args.server_workers} uvicorn process(es), "
-        f"{'the PostgreSQL server given' if args.database_url else 'embedded PostgreSQL'} "
-        f"on the same machine; load average at start {r['load_start']:.2f}. "
-        f"Storing (COPY) / rendering (JSON + NDJSON, gzip) seconds: 10k "
-        f"{r['store_small_s'][0]:.2f} / {r['store_small_s'][1]:.2f}, {args.big_rows:,} rows "
-        f"{r['store_big_s'][0]:.2f} / {r['store_big_s'][1]:.2f}.",
-        "",
-        f"wrk, 2 threads, 50 connections, {args.duration} s, GET of the 10,000-row release "
-        f"({r['small_bytes'] / 1024:,.0f} KiB JSON, {r['small_gzip_bytes'] / 1024:,.0f} KiB "
-        f"gzip; first read {1000 * r['small_first']['total_s']:.0f} ms):",
-        "",
-        "| request | p50 ms | p99 ms | requests/s | non-2xx |",
-        "|---|---:|---:|---:|---:|",
-        row("JSON, identity", r["wrk_identity"]),
-        row("JSON, Accept-Encoding: gzip", r["wrk_gzip"]),
-        row("If-None-Match: 304", r["wrk_304"]),
-        row("`/healthz` (no key, no work: the floor)", r["wrk_healthz"]),
-        "",
-        f"curl, one GET at a time, the {args.big_rows:,}-row release and its risk summary:",
-        "",
-        "| request | status | first byte s | total s | MB | MB/s |",
-        "|---|---:|---:|---:|---:|---:|",
-        get("JSON, first read", r["big_first"]),
-        get("JSON, again", r["big_again"]),
-        get("JSON, gzip", r["big_gzip"]),
-        get("NDJSON", r["big_ndjson"]),
-        get("risk summary, first", r["risk_first"]),
-        get("risk summary, again", r["risk_again"]),
-        get("JSON, rendered on first read (no stored rendering)", r["big_lazy"]),
-        "",
-    ])
+    return "\n".join(
+        [
+            f"`python -m benchmarks.reads --server-workers {args.server_workers} --duration "
+            f"{args.duration} --big-rows {args.big_rows}` on {os.cpu_count()} cores, "
+            f"{args.server_workers} uvicorn process(es), "
+            f"{'the PostgreSQL server given' if args.database_url else 'embedded PostgreSQL'} "
+            f"on the same machine; load average at start {r['load_start']:.2f}. "
+            f"Storing (COPY) / rendering (JSON + NDJSON, gzip) seconds: 10k "
+            f"{r['store_small_s'][0]:.2f} / {r['store_small_s'][1]:.2f}, {args.big_rows:,} rows "
+            f"{r['store_big_s'][0]:.2f} / {r['store_big_s'][1]:.2f}.",
+            "",
+            f"wrk, 2 threads, 50 connections, {args.duration} s, GET of the 10,000-row release "
+            f"({r['small_bytes'] / 1024:,.0f} KiB JSON, {r['small_gzip_bytes'] / 1024:,.0f} KiB "
+            f"gzip; first read {1000 * r['small_first']['total_s']:.0f} ms):",
+            "",
+            "| request | p50 ms | p99 ms | requests/s | non-2xx |",
+            "|---|---:|---:|---:|---:|",
+            row("JSON, identity", r["wrk_identity"]),
+            row("JSON, Accept-Encoding: gzip", r["wrk_gzip"]),
+            row("If-None-Match: 304", r["wrk_304"]),
+            row("`/healthz` (no key, no work: the floor)", r["wrk_healthz"]),
+            "",
+            f"curl, one GET at a time, the {args.big_rows:,}-row release and its risk summary:",
+            "",
+            "| request | status | first byte s | total s | MB | MB/s |",
+            "|---|---:|---:|---:|---:|---:|",
+            get("JSON, first read", r["big_first"]),
+            get("JSON, again", r["big_again"]),
+            get("JSON, gzip", r["big_gzip"]),
+            get("NDJSON", r["big_ndjson"]),
+            get("risk summary, first", r["risk_first"]),
+            get("risk summary, again", r["risk_again"]),
+            get("JSON, rendered on first read (no stored rendering)", r["big_lazy"]),
+            "",
+        ]
+    )
 
 
 async def _run(args: argparse.Namespace, data_dir: str) -> tuple[dict[str, Any], str]:
@@ -224,17 +272,22 @@ async def _run(args: argparse.Namespace, data_dir: str) -> tuple[dict[str, Any],
         return await _measure(args, data_dir, url, load_start)
 
 
-async def _measure(args: argparse.Namespace, data_dir: str, url: str,
-                   load_start: float) -> tuple[dict[str, Any], str]:
+async def _measure(
+    args: argparse.Namespace, data_dir: str, url: str, load_start: float
+) -> tuple[dict[str, Any], str]:
     with server(data_dir, url, args.server_log, args.server_workers) as base:
         setup = await _setup(base, url, args.big_rows)
         result = await asyncio.to_thread(measure, base, setup, args.duration)
         # The alternative to rendering at publication: a release stored without its
         # renderings (as before they existed) is rendered by its first read.
         result["big_lazy"] = await asyncio.to_thread(
-            curl, f"{base}/v1/series/reads-legacy/releases/1", setup["keys"]["analyst"])
-    result.update(store_small_s=setup["store_small_s"], store_big_s=setup["store_big_s"],
-                  load_start=load_start)
+            curl, f"{base}/v1/series/reads-legacy/releases/1", setup["keys"]["analyst"]
+        )
+    result.update(
+        store_small_s=setup["store_small_s"],
+        store_big_s=setup["store_big_s"],
+        load_start=load_start,
+    )
     return result, report(result, args)
 
 

@@ -75,8 +75,7 @@ def series_corpora(releases: int, size: int, seed: int) -> tuple[list[str], list
         rows = [t for snap in generate_snapshots(1, size * 3, seed=seed) for t in snap]
     private = choose_private_terms([t for row in rows for t in row], 0.1, seed=seed)
     series = segen(len(rows), min(size, len(rows) // 2), releases, 0.4, seed=seed)
-    bodies = ["".join(" ".join(rows[p]) + "\n" for p in positions).encode()
-              for positions in series]
+    bodies = ["".join(" ".join(rows[p]) + "\n" for p in positions).encode() for positions in series]
     return sorted(private), bodies
 
 
@@ -90,9 +89,13 @@ def fresh_database(server: str) -> Iterator[str]:
         conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
     database = url.set(database=name).render_as_string(hide_password=False)
     try:
-        subprocess.run([sys.executable, "-m", "app", "migrate"], cwd=ROOT, check=True,
-                       env={**os.environ, "DATABASE_URL": database},
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "app", "migrate"],
+            cwd=ROOT,
+            check=True,
+            env={**os.environ, "DATABASE_URL": database},
+            stdout=subprocess.DEVNULL,
+        )
         yield database
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
@@ -104,23 +107,33 @@ async def post_all(database: str, corpora: dict[str, tuple[list[str], list[bytes
     from app.api.main import create_app
     from app.settings import Settings
 
-    settings = Settings(DATABASE_URL=database, SERIALPUB_ADMIN_TOKEN=TOKEN,
-                        SERIALPUB_IN_PROCESS_WORKER=False, SERIALPUB_LOG_LEVEL="WARNING")
+    settings = Settings(
+        DATABASE_URL=database,
+        SERIALPUB_ADMIN_TOKEN=TOKEN,
+        SERIALPUB_IN_PROCESS_WORKER=False,
+        SERIALPUB_LOG_LEVEL="WARNING",
+    )
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://bench",
-                                     timeout=600) as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://bench", timeout=600
+        ) as client:
             for name, (private, _) in corpora.items():
-                body = {"name": name, "private_terms": private,
-                        "params": {"r_th": 8, "cluster_size": 10, "seed": 1}}
+                body = {
+                    "name": name,
+                    "private_terms": private,
+                    "params": {"r_th": 8, "cluster_size": 10, "seed": 1},
+                }
                 (await client.post("/v1/series", json=body, headers=ADMIN)).raise_for_status()
             releases = max(len(bodies) for _, bodies in corpora.values())
             for index in range(releases):
                 for name, (_, bodies) in corpora.items():
                     response = await client.post(
-                        f"/v1/series/{name}/releases?label=r{index + 1}", content=bodies[index],
-                        headers={**ADMIN, "Content-Type": "text/plain"})
+                        f"/v1/series/{name}/releases?label=r{index + 1}",
+                        content=bodies[index],
+                        headers={**ADMIN, "Content-Type": "text/plain"},
+                    )
                     assert response.status_code == 202, response.text
 
 
@@ -129,14 +142,21 @@ def _jobs(database: str) -> list[tuple[str, str, int | None, float, float, str]]
         return conn.execute(
             "SELECT s.name, j.status, j.release_no, extract(epoch FROM j.started_at), "
             "extract(epoch FROM j.finished_at), j.label FROM jobs j JOIN series s "
-            "ON s.id = j.series_id ORDER BY j.created_at").fetchall()  # type: ignore[return-value]
+            "ON s.id = j.series_id ORDER BY j.created_at"
+        ).fetchall()  # type: ignore[return-value]
 
 
 def run_workers(database: str, workers: int, expected: int) -> Run:
     env = {**os.environ, "DATABASE_URL": database, "SERIALPUB_LOG_LEVEL": "WARNING"}
-    processes = [subprocess.Popen([sys.executable, "-m", "app", "worker", "--concurrency", "1"],
-                                  cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-                 for _ in range(workers)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "app", "worker", "--concurrency", "1"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
+        for _ in range(workers)
+    ]
     try:
         while True:
             rows = _jobs(database)
@@ -159,9 +179,13 @@ def run_workers(database: str, workers: int, expected: int) -> Run:
     spans = {name: [(float(r[3]), float(r[4])) for r in rows if r[0] == name] for name in SERIES}
     start = min(s for spans_ in spans.values() for s, _ in spans_)
     end = max(e for spans_ in spans.values() for _, e in spans_)
-    return Run(workers=workers, jobs=len(rows), makespan_s=end - start,
-               overlap_s=_overlap(spans[SERIES[0]], spans[SERIES[1]]),
-               job_seconds=sum(e - s for spans_ in spans.values() for s, e in spans_))
+    return Run(
+        workers=workers,
+        jobs=len(rows),
+        makespan_s=end - start,
+        overlap_s=_overlap(spans[SERIES[0]], spans[SERIES[1]]),
+        job_seconds=sum(e - s for spans_ in spans.values() for s, e in spans_),
+    )
 
 
 def _burn(_: int) -> float:
@@ -199,8 +223,9 @@ def _server(given: str | None) -> str:
     return start_embedded(Path(tempfile.mkdtemp(prefix="serialpub-scale-")), cleanup="delete")
 
 
-def report(runs: list[Run], releases: int, size: int, corpus: str,
-           control: tuple[float, float]) -> str:
+def report(
+    runs: list[Run], releases: int, size: int, corpus: str, control: tuple[float, float]
+) -> str:
     base = next((r for r in runs if r.workers == 1), runs[0])
     lines = [
         f"`python -m benchmarks.scale_out --releases {releases} --size {size}`: two series "
@@ -219,7 +244,8 @@ def report(runs: list[Run], releases: int, size: int, corpus: str,
         lines.append(
             f"| {run.workers} | {run.jobs} | {run.makespan_s:.1f} | "
             f"{60 * run.jobs / run.makespan_s:.2f} | {base.makespan_s / run.makespan_s:.2f}x | "
-            f"{run.overlap_s:.1f} | {run.job_seconds:.1f} |")
+            f"{run.overlap_s:.1f} | {run.job_seconds:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -232,16 +258,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     server = _server(args.database_url)
-    corpora = {name: series_corpora(args.releases, args.size, args.seed + i)
-               for i, name in enumerate(SERIES)}
+    corpora = {
+        name: series_corpora(args.releases, args.size, args.seed + i)
+        for i, name in enumerate(SERIES)
+    }
     runs = []
     before = cpu_control()
     for workers in args.workers:
         with fresh_database(server) as database:
             asyncio.run(post_all(database, corpora))
             run = run_workers(database, workers, expected=2 * args.releases)
-            print(f"{workers} worker(s): makespan {run.makespan_s:.1f} s, both series running "
-                  f"{run.overlap_s:.1f} s", flush=True)
+            print(
+                f"{workers} worker(s): makespan {run.makespan_s:.1f} s, both series running "
+                f"{run.overlap_s:.1f} s",
+                flush=True,
+            )
             runs.append(run)
     corpus = "BMS-WebView-2" if _corpus_file() else "a generated corpus"
     print(report(runs, args.releases, args.size, corpus, (before, cpu_control())))

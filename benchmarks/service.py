@@ -62,8 +62,13 @@ def service_env(data_dir: str, database_url: str | None, **settings: str) -> dic
     """The environment of a benchmarked service process: the admin token, quiet logs, its data
     folder, ``database_url`` (``None``: the embedded PostgreSQL) and further ``SERIALPUB_*``
     ``settings``."""
-    env = {**os.environ, "SERIALPUB_ADMIN_TOKEN": TOKEN, "SERIALPUB_LOG_LEVEL": "WARNING",
-           "SERIALPUB_DATA_DIR": data_dir, **settings}
+    env = {
+        **os.environ,
+        "SERIALPUB_ADMIN_TOKEN": TOKEN,
+        "SERIALPUB_LOG_LEVEL": "WARNING",
+        "SERIALPUB_DATA_DIR": data_dir,
+        **settings,
+    }
     env.pop("DATABASE_URL", None)
     if database_url:
         env["DATABASE_URL"] = database_url
@@ -71,15 +76,18 @@ def service_env(data_dir: str, database_url: str | None, **settings: str) -> dic
 
 
 @contextlib.contextmanager
-def server(data_dir: str, database_url: str | None, log: Path | None = None,
-           workers: int = 1) -> Iterator[str]:
+def server(
+    data_dir: str, database_url: str | None, log: Path | None = None, workers: int = 1
+) -> Iterator[str]:
     """``serialpub serve`` in a subprocess on a free port; yields its base URL."""
     port = free_port()
     env = service_env(data_dir, database_url)
     sink = log.open("ab") if log else subprocess.DEVNULL
     process = subprocess.Popen(
         [sys.executable, "-m", "app", "serve", "--port", str(port), "--workers", str(workers)],
-        env=env, stdout=sink, stderr=sink,
+        env=env,
+        stdout=sink,
+        stderr=sink,
     )
     try:
         base = f"http://127.0.0.1:{port}"
@@ -123,12 +131,16 @@ async def _chunks(lines: list[bytes], size: int = 1 << 16) -> AsyncIterator[byte
         yield b"".join(buffer)
 
 
-async def _create_series(client: httpx.AsyncClient, name: str, lines: list[bytes],
-                         params: dict[str, Any]) -> None:
+async def _create_series(
+    client: httpx.AsyncClient, name: str, lines: list[bytes], params: dict[str, Any]
+) -> None:
     terms = sorted({t for line in lines for t in line.decode().split()})
     private = random.Random(7).sample(terms, max(1, len(terms) // 10))  # SPEC 10: 10% private
-    response = await client.post("/v1/series", headers=ADMIN, json={
-        "name": name, "method": "sanony", "private_terms": private, "params": params})
+    response = await client.post(
+        "/v1/series",
+        headers=ADMIN,
+        json={"name": name, "method": "sanony", "private_terms": private, "params": params},
+    )
     response.raise_for_status()
 
 
@@ -136,7 +148,8 @@ async def upload(client: httpx.AsyncClient, name: str, lines: list[bytes]) -> di
     """POST the lines (streamed), wait for the job; the phases and wall-clock seconds."""
     started = time.perf_counter()
     response = await client.post(
-        f"/v1/series/{name}/releases", content=_chunks(lines),
+        f"/v1/series/{name}/releases",
+        content=_chunks(lines),
         headers={**ADMIN, "Content-Type": "text/plain"},
     )
     posted = time.perf_counter()
@@ -151,8 +164,14 @@ async def upload(client: httpx.AsyncClient, name: str, lines: list[bytes]) -> di
         raise SystemExit(f"publication failed: {job['error']}")
     done = time.perf_counter()
     release = (await client.get(f"/v1/series/{name}/releases", headers=ADMIN)).json()[-1]
-    return {"release_no": job["release_no"], "lines": len(lines), "rows": release["n_rows"],
-            "upload": posted - started, "total": done - started, "phases": job["phase_seconds"]}
+    return {
+        "release_no": job["release_no"],
+        "lines": len(lines),
+        "rows": release["n_rows"],
+        "upload": posted - started,
+        "total": done - started,
+        "phases": job["phase_seconds"],
+    }
 
 
 class RawClient:
@@ -170,12 +189,16 @@ class RawClient:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
         auth = ADMIN["Authorization"]
-        self.writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n"
-                          f"Authorization: {auth}\r\n\r\n".encode())
+        self.writer.write(
+            f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\nAuthorization: {auth}\r\n\r\n".encode()
+        )
         head = await self.reader.readuntil(b"\r\n\r\n")
         status = int(head.split(b" ", 2)[1])
-        length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                      if line.lower().startswith(b"content-length:"))
+        length = next(
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
         await self.reader.readexactly(length)
         return status
 
@@ -205,10 +228,13 @@ async def read_load(base: str, url: str, clients: int, requests: int) -> dict[st
     await asyncio.gather(*(one_client() for _ in range(clients)))
     wall, cpu = time.perf_counter() - started, _server_cpu() - cpu
     latencies.sort()
-    return {"p50_ms": 1000 * statistics.median(latencies),
-            "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
-            "rps": len(latencies) / wall, "requests": len(latencies),
-            "server_cpu_ms": 1000 * cpu / len(latencies)}
+    return {
+        "p50_ms": 1000 * statistics.median(latencies),
+        "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
+        "rps": len(latencies) / wall,
+        "requests": len(latencies),
+        "server_cpu_ms": 1000 * cpu / len(latencies),
+    }
 
 
 async def cold_history(base: str, name: str) -> float:
@@ -217,7 +243,8 @@ async def cold_history(base: str, name: str) -> float:
     async with httpx.AsyncClient(base_url=base, timeout=3600) as client:
         started = time.perf_counter()
         response = await client.post(
-            f"/v1/series/{name}/releases?dry_run=true", content=b"12345 67890\n12345\n",
+            f"/v1/series/{name}/releases?dry_run=true",
+            content=b"12345 67890\n12345\n",
             headers={**ADMIN, "Content-Type": "text/plain"},
         )
         response.raise_for_status()
@@ -268,8 +295,11 @@ def _upload_row(u: dict[str, Any]) -> str:
 
 def report(result: dict[str, Any], args: argparse.Namespace) -> str:
     r = result["reads"]
-    head = ["release", "lines", "rows", "upload+parse"] + list(PHASES) + ["end to end",
-                                                                       "load+store share"]
+    head = (
+        ["release", "lines", "rows", "upload+parse"]
+        + list(PHASES)
+        + ["end to end", "load+store share"]
+    )
     lines = [
         "## Service",
         "",
@@ -288,10 +318,13 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> str:
         "series' history, `store` writes the release (COPY) and commits; the share is "
         "(load + store) / (load + store + computation), target at most 25%. A worker keeps the "
         "releases it stored in memory, so `load` of release 2 reads no rows; "
-        + (f"from a cold start, a dry run against the {len(result['uploads'])} stored releases "
-           "(reading all their rows from PostgreSQL, then a trivial publication and its serial "
-           f"risk against them) took {result['cold_load']:.2f} s."
-           if "cold_load" in result else ""),
+        + (
+            f"from a cold start, a dry run against the {len(result['uploads'])} stored releases "
+            "(reading all their rows from PostgreSQL, then a trivial publication and its serial "
+            f"risk against them) took {result['cold_load']:.2f} s."
+            if "cold_load" in result
+            else ""
+        ),
         "",
         f"GET of a {r['rows']:,}-row release ({r['bytes'] / 1024:.0f} KiB JSON) by "
         f"{args.clients} concurrent clients, {r['requests']} requests: p50 "
@@ -309,7 +342,7 @@ def _write(path: Path, section: str) -> None:
     start = text.find("## Service")
     if start >= 0:
         end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+        text = text[:start] + section + (text[end + 1 :] if end >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
     path.write_text(text)

@@ -148,25 +148,46 @@ def main() -> None:
     extra = json.loads(args.params)
     if not args.grid:
         sz = args.size / SIZES[args.corpus]
-        _print(publish_series(args.corpus, sz, args.rep, args.r_th, args.seed, args.releases,
-                              args.method, extra, args.out))
+        _print(
+            publish_series(
+                args.corpus,
+                sz,
+                args.rep,
+                args.r_th,
+                args.seed,
+                args.releases,
+                args.method,
+                extra,
+                args.out,
+            )
+        )
         return
     with args.results.open("a", encoding="utf-8") as sink:
         for corpus_no, sz, rep, r_th, seed in grid(args.seeds):
             with tempfile.TemporaryDirectory() as folder:
-                result = publish_series(corpus_no, sz, rep, r_th, seed, args.releases,
-                                        args.method, extra, Path(folder))
+                result = publish_series(
+                    corpus_no, sz, rep, r_th, seed, args.releases, args.method, extra, Path(folder)
+                )
                 result["judge_rows_over_r_th"] = judge(Path(folder))
-            result.update(corpus=corpus_no, sz=sz, rep=rep, r_th=r_th, seed=seed,
-                          method=args.method, params=extra)
+            result.update(
+                corpus=corpus_no,
+                sz=sz,
+                rep=rep,
+                r_th=r_th,
+                seed=seed,
+                method=args.method,
+                params=extra,
+            )
             sink.write(json.dumps(result) + "\n")
             sink.flush()
             cf = sum(r["counterfeits"] for r in result["releases"])
             n = sum(r["rows"] for r in result["releases"])
-            print(f"B{corpus_no} sz {sz:.4f} rep {rep} r_th {r_th} seed {seed}: "
-                  f"{len(result['releases'])} published, counterfeits {cf / max(n, 1):.2%}, "
-                  f"judge {result['judge_rows_over_r_th']}, failure {result['failure']}",
-                  flush=True)
+            print(
+                f"B{corpus_no} sz {sz:.4f} rep {rep} r_th {r_th} seed {seed}: "
+                f"{len(result['releases'])} published, counterfeits {cf / max(n, 1):.2%}, "
+                f"judge {result['judge_rows_over_r_th']}, failure {result['failure']}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

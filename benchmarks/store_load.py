@@ -29,8 +29,7 @@ from app.db.repositories import release_store as rs
 from app.services.renderings import store_release_documents
 
 DATA = os.environ.get("SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webview-2.dat")
-STEPS = ("ensure_terms", "_allocate_cluster_ids", "_copy_clusters", "_copy_rows",
-         "_copy_ledgers")
+STEPS = ("ensure_terms", "_allocate_cluster_ids", "_copy_clusters", "_copy_rows", "_copy_ledgers")
 
 
 def publication(n: int) -> core.Publication:
@@ -42,8 +41,9 @@ def publication(n: int) -> core.Publication:
         rows = [tuple(sorted(set(base[rng.randrange(len(base))]))) for _ in range(10)]
         clusters.append(core.PublishedCluster(f"c{c + 1}", rows, {"12345": 2}, {"555": 1}, 1))
         ledgers.append(core.ClusterLedger([3], 1, 0, 0, [None] * 10, {}))
-    release = core.PublishedRelease(1, clusters, {"555": 10}, {"555": 0.5},
-                                    frozenset({"12345"}), 0, None)
+    release = core.PublishedRelease(
+        1, clusters, {"555": 10}, {"555": 0.5}, frozenset({"12345"}), 0, None
+    )
     return core.Publication(release, core.ReleaseLedger(ledgers, {}, {}))
 
 
@@ -70,7 +70,9 @@ async def run(url: str, n: int) -> dict[str, Any]:
                 result = await __o(*a, **k)
                 done(__n, start)
                 return result
+
             return inner()
+
         setattr(rs, name, timed)
 
     async def attach(session: AsyncSession) -> None:
@@ -78,13 +80,15 @@ async def run(url: str, n: int) -> dict[str, Any]:
 
     async with AsyncSession(engine, expire_on_commit=False) as session, session.begin():
         await attach(session)
-        series = Series(name=f"store-load-{os.getpid()}", method="sanony",
-                        private_terms=["12345"], params={})
+        series = Series(
+            name=f"store-load-{os.getpid()}", method="sanony", private_terms=["12345"], params={}
+        )
         session.add(series)
         await session.flush()
         start = clock()
-        model = await rs.store_publication(session, series_id=series.id, method="sanony",
-                                           params={}, publication=pub, job_id=None)
+        model = await rs.store_publication(
+            session, series_id=series.id, method="sanony", params={}, publication=pub, job_id=None
+        )
         done("store_publication", start)
         start = clock()
         await store_release_documents(session, series.name, model, pub.release)

@@ -103,7 +103,9 @@ class Bound:
     """Whole releases of a history plus the true corpus of the next release."""
 
     def __init__(
-        self, published: Sequence[PublishedRelease], corpus: Sequence[Transaction],
+        self,
+        published: Sequence[PublishedRelease],
+        corpus: Sequence[Transaction],
         private: frozenset[str],
     ) -> None:
         self.rows: list[Counter[Row]] = []
@@ -186,14 +188,20 @@ def main() -> None:
     parser.add_argument("--rep", type=float, default=0.4)
     parser.add_argument("--r-th", type=float, default=8.0)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--counterfeits", type=float, nargs="+", default=[0.0, 0.04],
-                        help="fresh counterfeit rows as a share of the release")
+    parser.add_argument(
+        "--counterfeits",
+        type=float,
+        nargs="+",
+        default=[0.0, 0.04],
+        help="fresh counterfeit rows as a share of the release",
+    )
     parser.add_argument("--params", default="{}", help="extra sanony parameters as JSON")
     args = parser.parse_args()
     corpus = read_corpus(DATA / f"bms-webview-{args.corpus}.dat")
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=args.seed)
-    params = parse_params("sanony", {"r_th": args.r_th, "seed": args.seed,
-                                     **json.loads(args.params)})
+    params = parse_params(
+        "sanony", {"r_th": args.r_th, "seed": args.seed, **json.loads(args.params)}
+    )
     size = round(args.sz * len(corpus))
     history = SeriesHistory()
     totals = [0] * len(args.counterfeits)
@@ -206,12 +214,16 @@ def main() -> None:
         if history.releases:
             bound = Bound(history.releases, snapshot, private)
             for i, share in enumerate(args.counterfeits):
-                least = [bound.least(s, round(share * size), args.r_th)
-                         for s in sorted(bound.totals[bound.j])]
+                least = [
+                    bound.least(s, round(share * size), args.r_th)
+                    for s in sorted(bound.totals[bound.j])
+                ]
                 need = sum(x for x in least if x)
                 totals[i] += need
-                found.append(f"c={share:.0%}: {need} copies, "
-                             f"{sum(1 for x in least if x is None)} terms stuck")
+                found.append(
+                    f"c={share:.0%}: {need} copies, "
+                    f"{sum(1 for x in least if x is None)} terms stuck"
+                )
         try:
             publication = publish("sanony", history, snapshot, private, params)
         except CoreError as exc:
@@ -219,12 +231,17 @@ def main() -> None:
             break
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
-        print(f"release {publication.release.release_no}: {copies} private copies, "
-              f"1% budget {max(math.floor(0.01 * copies + 1e-9), 3)}; bound {found}; "
-              f"suppressed {sum(publication.ledger.suppressed.values())}, counterfeits "
-              f"{publication.ledger.counterfeit_rows}", flush=True)
-    print(f"series: bound {totals} of {copies_total} copies "
-          f"({', '.join(f'{x / max(copies_total, 1):.2%}' for x in totals)})")
+        print(
+            f"release {publication.release.release_no}: {copies} private copies, "
+            f"1% budget {max(math.floor(0.01 * copies + 1e-9), 3)}; bound {found}; "
+            f"suppressed {sum(publication.ledger.suppressed.values())}, counterfeits "
+            f"{publication.ledger.counterfeit_rows}",
+            flush=True,
+        )
+    print(
+        f"series: bound {totals} of {copies_total} copies "
+        f"({', '.join(f'{x / max(copies_total, 1):.2%}' for x in totals)})"
+    )
 
 
 if __name__ == "__main__":

@@ -49,9 +49,9 @@ async def body(total: int, worst: bool = False) -> AsyncIterator[bytes]:
     sent = 0
     while sent < total:
         for start in range(0, len(data), CHUNK):
-            chunk = data[start:start + CHUNK]
+            chunk = data[start : start + CHUNK]
             if sent + len(chunk) >= total:
-                chunk = chunk[:chunk.rfind(b"\n", 0, total - sent) + 1]
+                chunk = chunk[: chunk.rfind(b"\n", 0, total - sent) + 1]
                 if chunk:
                     yield chunk
                 return
@@ -101,29 +101,40 @@ async def run_server(args: argparse.Namespace) -> dict[str, Any]:
     for item in args.env:
         name, _, value = item.partition("=")
         os.environ[name] = value
-    with tempfile.TemporaryDirectory() as data_dir, \
-            server(data_dir, args.database_url) as base:
+    with tempfile.TemporaryDirectory() as data_dir, server(data_dir, args.database_url) as base:
         async with httpx.AsyncClient(base_url=base, timeout=3600) as client:
-            await client.post("/v1/series", headers=ADMIN, json={
-                "name": "big", "private_terms": ["10307", "10311"]})
+            await client.post(
+                "/v1/series",
+                headers=ADMIN,
+                json={"name": "big", "private_terms": ["10307", "10311"]},
+            )
             before = _rss()
             started = time.perf_counter()
             with Sampler() as sampler:
                 query = "?dry_run=true" if args.dry_run else ""
-                response = await client.post(f"/v1/series/big/releases{query}",
-                                             content=body(args.bytes, args.worst),
-                                             headers={**ADMIN, "Content-Type": "text/plain"})
+                response = await client.post(
+                    f"/v1/series/big/releases{query}",
+                    content=body(args.bytes, args.worst),
+                    headers={**ADMIN, "Content-Type": "text/plain"},
+                )
                 seconds = time.perf_counter() - started
                 after = _rss()
                 job = await _job(client, response.json()) if args.wait_job else {}
                 await asyncio.sleep(3)
             settled = _rss()
     answer = response.json()
-    return {"bytes": args.bytes, "worst": args.worst, "status": response.status_code,
-            "seconds": round(seconds, 1),
-            "answer": answer.get("error") or {k: answer.get(k) for k in ("status", "id")},
-            "rss_before_mib": before >> 20, "rss_peak_mib": sampler.peak >> 20,
-            "rss_after_mib": after >> 20, "rss_3s_later_mib": settled >> 20, "job": job}
+    return {
+        "bytes": args.bytes,
+        "worst": args.worst,
+        "status": response.status_code,
+        "seconds": round(seconds, 1),
+        "answer": answer.get("error") or {k: answer.get(k) for k in ("status", "id")},
+        "rss_before_mib": before >> 20,
+        "rss_peak_mib": sampler.peak >> 20,
+        "rss_after_mib": after >> 20,
+        "rss_3s_later_mib": settled >> 20,
+        "job": job,
+    }
 
 
 async def _job(client: httpx.AsyncClient, answer: dict[str, Any]) -> dict[str, Any]:
@@ -133,8 +144,11 @@ async def _job(client: httpx.AsyncClient, answer: dict[str, Any]) -> dict[str, A
     while True:
         job = (await client.get(f"/v1/jobs/{answer['id']}", headers=ADMIN)).json()
         if job["status"] in ("succeeded", "failed"):
-            return {"status": job["status"], "phase_seconds": job["phase_seconds"],
-                    "error": job["error"]}
+            return {
+                "status": job["status"],
+                "phase_seconds": job["phase_seconds"],
+                "error": job["error"],
+            }
         await asyncio.sleep(0.5)
 
 
@@ -143,18 +157,26 @@ async def run_parse(args: argparse.Namespace) -> dict[str, Any]:
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
-    corpus = await read_corpus("text/plain", body(args.bytes, args.worst), limit=1 << 40,
-                               limits=Limits(max_transactions=1 << 40,
-                                             max_terms_per_release=1 << 40))
+    corpus = await read_corpus(
+        "text/plain",
+        body(args.bytes, args.worst),
+        limit=1 << 40,
+        limits=Limits(max_transactions=1 << 40, max_terms_per_release=1 << 40),
+    )
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     rows = len(corpus)
-    return {"bytes": args.bytes, "rows": rows, "term_ids": len(corpus.compact.ids),
-            "distinct_terms": len(corpus.compact.terms), "parse_s": round(seconds, 2),
-            "parse_s_per_million_rows": round(seconds / rows * 1e6, 2),
-            "arrays_mib": round(corpus.compact.nbytes() / 2**20, 1),
-            "arrays_mib_per_million_rows": round(corpus.compact.nbytes() / 2**20 / rows * 1e6, 1),
-            "rss_growth_mib": (peak - before) >> 10}
+    return {
+        "bytes": args.bytes,
+        "rows": rows,
+        "term_ids": len(corpus.compact.ids),
+        "distinct_terms": len(corpus.compact.terms),
+        "parse_s": round(seconds, 2),
+        "parse_s_per_million_rows": round(seconds / rows * 1e6, 2),
+        "arrays_mib": round(corpus.compact.nbytes() / 2**20, 1),
+        "arrays_mib_per_million_rows": round(corpus.compact.nbytes() / 2**20 / rows * 1e6, 1),
+        "rss_growth_mib": (peak - before) >> 10,
+    }
 
 
 def main() -> None:

@@ -64,7 +64,8 @@ async def app_client(settings) -> AsyncIterator[object]:  # type: ignore[no-unty
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test",
-                                     timeout=120) as client:
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://test", timeout=120
+        ) as client:
             client.app = app  # type: ignore[attr-defined]
             yield client

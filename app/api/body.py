@@ -36,10 +36,10 @@ def request_body(model: type[BaseModel]) -> dict[str, Any]:
 
 
 async def _raw(request: Request) -> bytes:
-    if media_type(request.headers.get("content-type") or "application/json") != \
-            "application/json":
-        raise UnsupportedMediaType("this operation reads application/json",
-                                   {"accepted": ["application/json"]})
+    if media_type(request.headers.get("content-type") or "application/json") != "application/json":
+        raise UnsupportedMediaType(
+            "this operation reads application/json", {"accepted": ["application/json"]}
+        )
     raw = await request.body()
     encoding = (request.headers.get("content-encoding") or "identity").strip().lower()
     if encoding in ("gzip", "x-gzip"):
@@ -47,8 +47,9 @@ async def _raw(request: Request) -> bytes:
         try:
             raw = inflater.decompress(raw, MAX_SMALL_BODY + 1)
         except zlib.error as exc:
-            raise BadRequest(f"the gzip body cannot be decoded: {exc}", {},
-                             code="invalid_encoding") from None
+            raise BadRequest(
+                f"the gzip body cannot be decoded: {exc}", {}, code="invalid_encoding"
+            ) from None
     elif encoding not in ("", "identity"):
         raise UnsupportedMediaType(
             f"content encoding {encoding!r} is not accepted; use gzip or none",
@@ -56,8 +57,9 @@ async def _raw(request: Request) -> bytes:
             code="unsupported_content_encoding",
         )
     if len(raw) > MAX_SMALL_BODY:
-        raise PayloadTooLarge(f"the body exceeds the limit of {MAX_SMALL_BODY} bytes",
-                              {"limit": MAX_SMALL_BODY})
+        raise PayloadTooLarge(
+            f"the body exceeds the limit of {MAX_SMALL_BODY} bytes", {"limit": MAX_SMALL_BODY}
+        )
     return raw
 
 
@@ -68,21 +70,25 @@ async def json_body(request: Request, model: type[M]) -> M:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise BadRequest(f"line {line}: bytes that are not UTF-8", {"line": line},
-                         code="invalid_encoding") from None
+        raise BadRequest(
+            f"line {line}: bytes that are not UTF-8", {"line": line}, code="invalid_encoding"
+        ) from None
     except json.JSONDecodeError as exc:
-        raise BadRequest(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-                         {"line": exc.lineno, "column": exc.colno}, code="invalid_json") from None
+        raise BadRequest(
+            f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            {"line": exc.lineno, "column": exc.colno},
+            code="invalid_json",
+        ) from None
     except RecursionError:
         # The C decoder recurses once per level: a body of 100,000 brackets is refused as
         # such (it answered 500), and nothing the API reads is nested that deep.
-        raise BadRequest("invalid JSON: nested too deeply", {"reason": "nesting"},
-                         code="invalid_json") from None
+        raise BadRequest(
+            "invalid JSON: nested too deeply", {"reason": "nesting"}, code="invalid_json"
+        ) from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = list(first["loc"])
         where = ".".join(str(p) for p in loc) or "body"
-        raise Unprocessable(f"{where}: {first['msg']}", {"loc": loc},
-                            code="invalid_body") from None
+        raise Unprocessable(f"{where}: {first['msg']}", {"loc": loc}, code="invalid_body") from None

@@ -12,9 +12,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.runtime import Runtime
 from app.services.auth import Principal, authenticate, authenticate_reader
 
-__all__ = ["ReleaseNo", "RuntimeDep", "SessionDep", "PrincipalDep", "StandalonePrincipalDep",
-           "ReaderDep", "get_runtime", "get_session", "get_principal", "get_principal_standalone",
-           "get_reader"]
+__all__ = [
+    "ReleaseNo",
+    "RuntimeDep",
+    "SessionDep",
+    "PrincipalDep",
+    "StandalonePrincipalDep",
+    "ReaderDep",
+    "get_runtime",
+    "get_session",
+    "get_principal",
+    "get_principal_standalone",
+    "get_reader",
+]
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer KEY`")
 
@@ -58,8 +68,9 @@ async def get_principal_standalone(runtime: RuntimeDep, credentials: Credentials
         return await authenticate(session, _header(credentials))
 
 
-async def get_reader(runtime: RuntimeDep, credentials: Credentials,
-                     name: str) -> tuple[Principal, int | None]:
+async def get_reader(
+    runtime: RuntimeDep, credentials: Credentials, name: str
+) -> tuple[Principal, int | None]:
     """The caller's key and the id of series ``name`` (``None``: none), in one statement and
     no session: for the routes that serve stored bytes."""
     return await authenticate_reader(runtime.db, _header(credentials), name)

@@ -16,8 +16,14 @@ from app.errors import AppError, from_core
 
 __all__ = ["install_error_handlers", "NulGuard"]
 
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized",
-               403: "forbidden", 413: "payload_too_large", 415: "unsupported_media_type"}
+_HTTP_CODES = {
+    404: "not_found",
+    405: "method_not_allowed",
+    401: "unauthorized",
+    403: "forbidden",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
 
 
 def _body(code: str, message: str, details: dict[str, Any]) -> dict[str, Any]:
@@ -42,22 +48,27 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     loc = [p for p in first.get("loc", []) if p != "body"]
     where = ".".join(str(p) for p in loc) or "request"
     details = {"loc": list(first.get("loc", [])), "errors": len(errors)}
-    return JSONResponse(_body("invalid_request", f"{where}: {first.get('msg')}", details),
-                        status_code=422)
+    return JSONResponse(
+        _body("invalid_request", f"{where}: {first.get('msg')}", details), status_code=422
+    )
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
-    return JSONResponse(_body(code, str(exc.detail), {"path": request.url.path}),
-                        status_code=exc.status_code, headers=exc.headers)
+    return JSONResponse(
+        _body(code, str(exc.detail), {"path": request.url.path}),
+        status_code=exc.status_code,
+        headers=exc.headers,
+    )
 
 
 async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
     # The traceback is logged by the server (Starlette re-raises after answering); the
     # client gets the API's error body rather than a plain-text page.
-    return JSONResponse(_body("internal_error", "the server failed to answer this request",
-                              {}), status_code=500)
+    return JSONResponse(
+        _body("internal_error", "the server failed to answer this request", {}), status_code=500
+    )
 
 
 class NulGuard:
@@ -76,21 +87,36 @@ class NulGuard:
             path = scope.get("path", "")
             query = unquote_to_bytes(scope.get("query_string", b"").replace(b"+", b" "))
             if "\x00" in path:
-                await _send(send, 404, _body("not_found", "no such path: it holds a NUL "
-                                             "character", {}))
+                await _send(
+                    send, 404, _body("not_found", "no such path: it holds a NUL character", {})
+                )
                 return
             if b"\x00" in query:
-                await _send(send, 422, _body("invalid_request", "query: a parameter holds a "
-                                             "NUL character", {"loc": ["query"]}))
+                await _send(
+                    send,
+                    422,
+                    _body(
+                        "invalid_request",
+                        "query: a parameter holds a NUL character",
+                        {"loc": ["query"]},
+                    ),
+                )
                 return
         await self.app(scope, receive, send)
 
 
 async def _send(send: Any, status: int, body: dict[str, Any]) -> None:
     data = json.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(data)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": data})
 
 

@@ -39,8 +39,10 @@ async def start_runtime(settings: Settings) -> Runtime:
     async with db.session() as session:
         secret = await resolve_secret(session, settings.secret)
         if settings.admin_token and not await ensure_admin_token(session, settings.admin_token):
-            _log.warning("SERIALPUB_ADMIN_TOKEN was revoked and stays revoked; set a new value "
-                         "to bootstrap an admin key")
+            _log.warning(
+                "SERIALPUB_ADMIN_TOKEN was revoked and stays revoked; set a new value "
+                "to bootstrap an admin key"
+            )
     return Runtime(settings=settings, db=db, secret=secret)
 
 

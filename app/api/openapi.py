@@ -25,30 +25,47 @@ __all__ = ["RELEASE_BODY", "install_openapi"]
 _BODY_MODELS: tuple[type[BaseModel], ...] = (ReleaseBody, KeyCreate, SeriesCreate)
 _ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
 _BODY_ERRORS = ("400", "413", "415", "422")
-_DESCRIPTIONS = {"400": "Undecodable body (not UTF-8, not JSON, bad gzip)",
-                 "401": "Missing or unknown key", "403": "Known key, wrong role or series",
-                 "404": "Not found", "409": "Conflict", "413": "Body over the limit",
-                 "415": "Content type, charset or encoding not accepted",
-                 "422": "Invalid input, named in the error body", "503": "Not ready"}
+_DESCRIPTIONS = {
+    "400": "Undecodable body (not UTF-8, not JSON, bad gzip)",
+    "401": "Missing or unknown key",
+    "403": "Known key, wrong role or series",
+    "404": "Not found",
+    "409": "Conflict",
+    "413": "Body over the limit",
+    "415": "Content type, charset or encoding not accepted",
+    "422": "Invalid input, named in the error body",
+    "503": "Not ready",
+}
 
 #: An example for every path, query and header parameter, by name.
 _PARAMETER_EXAMPLES: dict[str, Any] = {
-    "name": "prison-health", "release_no": 2, "job_id": "0b6f5c1e-9d7a-4c57-8f0e-3c1d2a9b8e71",
-    "key_id": "3f1c2a4e-0b5d-4c1e-9a55-6d2f8e7b9c10", "wait": True, "dry_run": False,
-    "label": "2024", "private_terms": ["mansl"], "idempotency-key": "prison-health-2024",
-    "format": "ndjson", "r_th": 2.0, "offset": 0, "limit": 100, "individual": "p-17",
+    "name": "prison-health",
+    "release_no": 2,
+    "job_id": "0b6f5c1e-9d7a-4c57-8f0e-3c1d2a9b8e71",
+    "key_id": "3f1c2a4e-0b5d-4c1e-9a55-6d2f8e7b9c10",
+    "wait": True,
+    "dry_run": False,
+    "label": "2024",
+    "private_terms": ["mansl"],
+    "idempotency-key": "prison-health-2024",
+    "format": "ndjson",
+    "r_th": 2.0,
+    "offset": 0,
+    "limit": 100,
+    "individual": "p-17",
 }
 
 RELEASE_BODY: dict[str, Any] = {
     "required": True,
     "description": "The corpus: JSON, FIMI/SPMF lines (text/plain) or CSV, UTF-8, optionally "
-                   "Content-Encoding: gzip. Label and extra private terms of text formats come "
-                   "as query parameters.",
+    "Content-Encoding: gzip. Label and extra private terms of text formats come "
+    "as query parameters.",
     "content": {
         "application/json": {
             "schema": {"$ref": "#/components/schemas/ReleaseBody"},
             "example": {
-                "label": "2024", "private_terms": ["mansl"],
+                "label": "2024",
+                "private_terms": ["mansl"],
                 "transactions": [
                     {"terms": ["theft", "arson", "HIV"], "individual": "p-17", "cluster": "g1"},
                     {"terms": ["theft", "arson"], "individual": "p-18", "cluster": "g1"},
@@ -61,8 +78,8 @@ RELEASE_BODY: dict[str, Any] = {
         },
         "text/csv": {
             "schema": {"type": "string"},
-            "example": "terms,individual,cluster\n\"theft;arson;HIV\",p-17,g1\n"
-                       "\"theft;arson\",p-18,g1\n",
+            "example": 'terms,individual,cluster\n"theft;arson;HIV",p-17,g1\n'
+            '"theft;arson",p-18,g1\n',
         },
     },
 }
@@ -99,9 +116,12 @@ def _fix_responses(operation: dict[str, Any], components: dict[str, Any]) -> Non
             continue
         responses[code] = {
             "description": _DESCRIPTIONS.get(code, "Error"),
-            "content": {"application/json": {"schema": _ERROR_REF,
-                                             "example": ERROR_EXAMPLES.get(int(code),
-                                                                           ERROR_EXAMPLES[422])}},
+            "content": {
+                "application/json": {
+                    "schema": _ERROR_REF,
+                    "example": ERROR_EXAMPLES.get(int(code), ERROR_EXAMPLES[422]),
+                }
+            },
         }
 
 
@@ -120,8 +140,9 @@ def install_openapi(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema:
             return app.openapi_schema
-        schema = get_openapi(title=app.title, version=app.version,
-                             description=app.description, routes=app.routes)
+        schema = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
         components = schema.setdefault("components", {}).setdefault("schemas", {})
         _add_body_schemas(components)
         for path in schema.get("paths", {}).values():

@@ -11,8 +11,15 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from app.db.engine import Database
 from app.services.renderings import Document, stream_document
 
-__all__ = ["IMMUTABLE", "REVALIDATE", "accepts_gzip", "etag_matches", "parse_range",
-           "document_response", "DOCUMENT_RESPONSES"]
+__all__ = [
+    "IMMUTABLE",
+    "REVALIDATE",
+    "accepts_gzip",
+    "etag_matches",
+    "parse_range",
+    "document_response",
+    "DOCUMENT_RESPONSES",
+]
 
 #: A release never changes: clients keep it as long as they like. ``private`` because the
 #: response depends on the caller's key: a shared cache must not hand it to anyone else.
@@ -92,21 +99,31 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
 
 
 def _unsatisfiable(size: int, headers: dict[str, str]) -> Response:
-    body = {"error": {"code": "range_not_satisfiable",
-                      "message": f"the range lies outside the {size} bytes of the document",
-                      "details": {"size": size}}}
-    return JSONResponse(body, status_code=416,
-                        headers={**headers, "Content-Range": f"bytes */{size}"})
+    body = {
+        "error": {
+            "code": "range_not_satisfiable",
+            "message": f"the range lies outside the {size} bytes of the document",
+            "details": {"size": size},
+        }
+    }
+    return JSONResponse(
+        body, status_code=416, headers={**headers, "Content-Range": f"bytes */{size}"}
+    )
 
 
-def document_response(request: Request, db: Database, document: Document,
-                      cache_control: str) -> Response:
+def document_response(
+    request: Request, db: Database, document: Document, cache_control: str
+) -> Response:
     """200, 206, 304 or 416 for ``document``, gzip when the client accepts it."""
     meta = document.meta
     gzip = accepts_gzip(request.headers.get("accept-encoding"))
     tag = f'"{meta.etag}-gzip"' if gzip else f'"{meta.etag}"'
-    headers = {"ETag": tag, "Cache-Control": cache_control, "Vary": "Accept-Encoding",
-               "Accept-Ranges": "bytes"}
+    headers = {
+        "ETag": tag,
+        "Cache-Control": cache_control,
+        "Vary": "Accept-Encoding",
+        "Accept-Ranges": "bytes",
+    }
     if etag_matches(request.headers.get("if-none-match"), meta.etag):
         return Response(status_code=304, headers=headers)
     size = meta.gzip_size if gzip else meta.identity_size
@@ -128,7 +145,12 @@ def document_response(request: Request, db: Database, document: Document,
         return Response(status_code=status, headers=headers, media_type=meta.media_type)
     held = document.gzip if gzip else document.identity
     if held is not None:
-        return Response(held[start:end + 1], status_code=status, headers=headers,
-                        media_type=meta.media_type)
-    return StreamingResponse(stream_document(db, meta, gzip, start, end), status_code=status,
-                             headers=headers, media_type=meta.media_type)
+        return Response(
+            held[start : end + 1], status_code=status, headers=headers, media_type=meta.media_type
+        )
+    return StreamingResponse(
+        stream_document(db, meta, gzip, start, end),
+        status_code=status,
+        headers=headers,
+        media_type=meta.media_type,
+    )

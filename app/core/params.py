@@ -13,15 +13,26 @@ from app.core.randomness import release_key
 _P = TypeVar("_P")
 
 __all__ = [
-    "ANONY_HEADROOM", "COMMON", "SERIAL", "PublishParams", "parse_fields", "parse_params",
+    "ANONY_HEADROOM",
+    "COMMON",
+    "SERIAL",
+    "PublishParams",
+    "parse_fields",
+    "parse_params",
 ]
 
 #: Parameters shared by the Anony family; each method declares which it reads
 #: (:mod:`app.methods`), and the others are rejected so that a typo is not ignored.
 COMMON = ("r_th", "cluster_size", "seed")
 SERIAL = (
-    "anony_r_th", "max_repair_rounds", "backward", "forward_perturbation", "align",
-    "max_suppression", "suppression_floor", "suppression_scope",
+    "anony_r_th",
+    "max_repair_rounds",
+    "backward",
+    "forward_perturbation",
+    "align",
+    "max_suppression",
+    "suppression_floor",
+    "suppression_scope",
 )
 
 #: Default Anony threshold of Sanony/Kanony as a share of ``r_th``: the headroom lets a
@@ -127,8 +138,9 @@ def parse_params(method: str, raw: Mapping[str, Any] | None) -> PublishParams:
     return params
 
 
-def parse_fields(cls: type[_P], method: str, allowed: Sequence[str],
-                 raw: Mapping[str, Any] | None) -> _P:
+def parse_fields(
+    cls: type[_P], method: str, allowed: Sequence[str], raw: Mapping[str, Any] | None
+) -> _P:
     """``cls`` (a dataclass of defaults) with the values of ``raw``, type-checked by field.
 
     Names outside ``allowed`` are rejected; range checks are the caller's (or ``cls``'s own
@@ -194,8 +206,11 @@ def _validate(p: PublishParams) -> None:
         "must be 'release' or 'series'",
     )
     _check("cluster_size", 1 <= p.cluster_size <= 100_000, "must be between 1 and 100000")
-    _check("seed", p.seed is None or 0 <= p.seed < 2**63,
-           "must be a non-negative 63-bit integer or null")
+    _check(
+        "seed",
+        p.seed is None or 0 <= p.seed < 2**63,
+        "must be a non-negative 63-bit integer or null",
+    )
     _check("max_repair_rounds", 1 <= p.max_repair_rounds <= 100_000, "must be between 1 and 100000")
     _check("l", p.l >= 2, "must be at least 2")
     _check(

@@ -60,8 +60,9 @@ def publish(
 DISCLOSING_RATE = 0.5
 
 
-def rate_warnings(rates: Mapping[str, float], private_terms: frozenset[str]
-                  ) -> list[dict[str, str]]:
+def rate_warnings(
+    rates: Mapping[str, float], private_terms: frozenset[str]
+) -> list[dict[str, str]]:
     """Warnings for private terms whose published rate ``ss(s, T^μ)`` is at least
     :data:`DISCLOSING_RATE`.
 

@@ -37,8 +37,9 @@ def row_fields(term_ids: Sequence[int], terms_hash: int) -> bytes:
     return array + struct.pack("!iq", 8, terms_hash)
 
 
-def rows_blocks(keys: Iterable[tuple[int, int, bytes]], block_rows: int = 20_000
-                ) -> Iterable[bytes]:
+def rows_blocks(
+    keys: Iterable[tuple[int, int, bytes]], block_rows: int = 20_000
+) -> Iterable[bytes]:
     """The binary COPY stream of ``(cluster_pk, position, fields)`` rows, in blocks."""
     pack = _KEY.pack
     parts: list[bytes] = [HEADER]
@@ -52,8 +53,9 @@ def rows_blocks(keys: Iterable[tuple[int, int, bytes]], block_rows: int = 20_000
     yield b"".join(parts)
 
 
-async def copy_binary(connection: psycopg.AsyncConnection[object], statement: str,
-                      blocks: Iterable[bytes]) -> None:
+async def copy_binary(
+    connection: psycopg.AsyncConnection[object], statement: str, blocks: Iterable[bytes]
+) -> None:
     """``COPY ... FROM STDIN (FORMAT BINARY)`` of preformatted blocks."""
     async with connection.cursor() as cur, cur.copy(statement) as copy:
         for block in blocks:

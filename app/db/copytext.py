@@ -50,8 +50,13 @@ async def _blocks(lines: Iterable[str], size: int) -> AsyncIterator[bytes]:
         yield ("\n".join(block) + "\n").encode()
 
 
-async def copy_rows(connection: psycopg.AsyncConnection[object], statement: str,
-                    lines: Iterable[str], *, block: int = 5000) -> None:
+async def copy_rows(
+    connection: psycopg.AsyncConnection[object],
+    statement: str,
+    lines: Iterable[str],
+    *,
+    block: int = 5000,
+) -> None:
     """``COPY table (cols) FROM STDIN`` with ``lines`` already tab-separated and escaped."""
     async with connection.cursor() as cur, cur.copy(statement) as copy:
         async for data in _blocks(lines, block):

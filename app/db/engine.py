@@ -44,8 +44,14 @@ class Database:
         # pre-ping and BEGIN/COMMIT: autocommit psycopg connections of their own, opened on
         # first use (a pool opens inside the running event loop).
         self._read_pool: AsyncConnectionPool[psycopg.AsyncConnection[tuple[object, ...]]] = (
-            AsyncConnectionPool(libpq_url(url), min_size=1, max_size=pool_size, open=False,
-                                kwargs={"autocommit": True}))
+            AsyncConnectionPool(
+                libpq_url(url),
+                min_size=1,
+                max_size=pool_size,
+                open=False,
+                kwargs={"autocommit": True},
+            )
+        )
         self._read_pool_opened = False
         self._read_pool_lock = asyncio.Lock()
 

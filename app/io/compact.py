@@ -74,7 +74,7 @@ class CompactCorpus:
     def individual(self, k: int) -> str | None:
         if self.individuals is None:
             return None
-        key = self.individuals[32 * k:32 * k + 32]
+        key = self.individuals[32 * k : 32 * k + 32]
         return None if key == _NO_INDIVIDUAL else key.hex()
 
     def transactions(self, terms: Sequence[str] | None = None) -> list[Transaction]:
@@ -93,7 +93,7 @@ class CompactCorpus:
         for first in range(0, len(self), _BLOCK):
             last = min(first + _BLOCK, len(self))
             begin = int(self.ends[first - 1]) if first else 0
-            ids = self.ids[begin:int(self.ends[last - 1])].tolist()
+            ids = self.ids[begin : int(self.ends[last - 1])].tolist()
             ends = (self.ends[first:last] - begin).tolist()
             clusters = None if self.clusters is None else self.clusters[first:last].tolist()
             start = 0
@@ -102,11 +102,13 @@ class CompactCorpus:
                 row = shared.get(key)
                 if row is None:
                     row = shared[key] = frozenset([words[i] for i in key])
-                out.append(Transaction(
-                    row,
-                    self.individual(first + k),
-                    None if clusters is None else labels[clusters[k]],
-                ))
+                out.append(
+                    Transaction(
+                        row,
+                        self.individual(first + k),
+                        None if clusters is None else labels[clusters[k]],
+                    )
+                )
                 start = end
         return out
 
@@ -143,46 +145,70 @@ class CorpusBuilder:
         term_id = self._by_term.get(term)
         if term_id is None:
             if len(self.terms) >= self.limits.max_distinct_terms:
-                raise _fault(where, f"more than {self.limits.max_distinct_terms} distinct terms "
-                             "in one release (SERIALPUB_MAX_DISTINCT_TERMS)", field="terms",
-                             limit=self.limits.max_distinct_terms)
+                raise _fault(
+                    where,
+                    f"more than {self.limits.max_distinct_terms} distinct terms "
+                    "in one release (SERIALPUB_MAX_DISTINCT_TERMS)",
+                    field="terms",
+                    limit=self.limits.max_distinct_terms,
+                )
             term_id = self._by_term[term] = len(self.terms)
             self.terms.append(term)
         self._by_spelling[raw] = term_id
         return term_id
 
-    def add(self, raw_terms: list[str], where: dict[str, int], individual: str | None = None,
-            cluster: str | None = None) -> None:
+    def add(
+        self,
+        raw_terms: list[str],
+        where: dict[str, int],
+        individual: str | None = None,
+        cluster: str | None = None,
+    ) -> None:
         """Append one transaction given its raw terms (already split)."""
         if len(self._ends) >= self.limits.max_transactions:
-            raise _fault(where, f"more than {self.limits.max_transactions} transactions in one "
-                         "release (SERIALPUB_MAX_TRANSACTIONS)",
-                         limit=self.limits.max_transactions)
+            raise _fault(
+                where,
+                f"more than {self.limits.max_transactions} transactions in one "
+                "release (SERIALPUB_MAX_TRANSACTIONS)",
+                limit=self.limits.max_transactions,
+            )
         get = self._by_spelling.get
         ids = [get(t, -1) for t in raw_terms]
         if -1 in ids:
-            ids = [i if i >= 0 else self._term_id(t, where) for i, t in zip(ids, raw_terms,
-                                                                           strict=True)]
+            ids = [
+                i if i >= 0 else self._term_id(t, where)
+                for i, t in zip(ids, raw_terms, strict=True)
+            ]
         if not ids:
             raise _fault(where, "no terms", field="terms")
         if len(ids) > 1 and len(set(ids)) != len(ids):
             ids = list(dict.fromkeys(ids))
         if len(ids) > self.limits.max_terms_per_transaction:
-            raise _fault(where, f"{len(ids)} terms, more than "
-                         f"{self.limits.max_terms_per_transaction} (SERIALPUB_MAX_TERMS_PER_"
-                         "TRANSACTION)", field="terms",
-                         limit=self.limits.max_terms_per_transaction)
+            raise _fault(
+                where,
+                f"{len(ids)} terms, more than "
+                f"{self.limits.max_terms_per_transaction} (SERIALPUB_MAX_TERMS_PER_"
+                "TRANSACTION)",
+                field="terms",
+                limit=self.limits.max_terms_per_transaction,
+            )
         if len(self._ids) + len(ids) > self.limits.max_terms_per_release:
-            raise _fault(where, f"more than {self.limits.max_terms_per_release} terms in one "
-                         "release, counted over its transactions (SERIALPUB_MAX_TERMS_PER_"
-                         "RELEASE)", field="terms", limit=self.limits.max_terms_per_release)
+            raise _fault(
+                where,
+                f"more than {self.limits.max_terms_per_release} terms in one "
+                "release, counted over its transactions (SERIALPUB_MAX_TERMS_PER_"
+                "RELEASE)",
+                field="terms",
+                limit=self.limits.max_terms_per_release,
+            )
         self._ids.extend(ids)
         self._ends.append(len(self._ids))
         self._add_individual(individual, where)
         self._add_cluster(cluster, where)
 
-    def add_lines(self, lines: list[str], first: int,
-                  check: Callable[[str], int | None] | None) -> int | None:
+    def add_lines(
+        self, lines: list[str], first: int, check: Callable[[str], int | None] | None
+    ) -> int | None:
         """Append text lines (terms separated by white space), numbered from ``first``; the
         offset of the first line ``check`` refuses, else ``None`` (``check`` is ``None``
         when the caller has checked the whole block at once).
@@ -202,8 +228,13 @@ class CorpusBuilder:
                 return offset
             raw = line.split()
             ids = list(map(get, raw))
-            if (not ids or None in ids or len(ids) > max_terms or room <= 0
-                    or len(ids_out) + len(ids) > max_ids):
+            if (
+                not ids
+                or None in ids
+                or len(ids) > max_terms
+                or room <= 0
+                or len(ids_out) + len(ids) > max_ids
+            ):
                 self.add(raw, {"line": first + offset})
             else:
                 if len(ids) > 1 and len(set(ids)) != len(ids):
@@ -242,8 +273,11 @@ class CorpusBuilder:
         """The corpus (the arrays are shared with numpy, not copied)."""
         if self.with_cluster is not None and self.missing_cluster is not None:
             where = self.missing_cluster
-            raise _fault(where, "'cluster' is given on some transactions only; give it on all "
-                         "or none", field="cluster")
+            raise _fault(
+                where,
+                "'cluster' is given on some transactions only; give it on all or none",
+                field="cluster",
+            )
         clusters = None if self._clusters is None else np.frombuffer(self._clusters, np.int32)
         return CompactCorpus(
             terms=self.terms,
@@ -258,8 +292,9 @@ class CorpusBuilder:
 def _check_label(value: str, where: dict[str, int], name: str) -> None:
     index = bad_character(value)
     if index is not None:
-        raise _fault(where, f"{name} contains {describe(value[index])}", field=name,
-                     column=index + 1)
+        raise _fault(
+            where, f"{name} contains {describe(value[index])}", field=name, column=index + 1
+        )
 
 
 def _fault(where: dict[str, int], message: str, **details: object) -> InvalidCorpus:
@@ -269,12 +304,19 @@ def _fault(where: dict[str, int], message: str, **details: object) -> InvalidCor
 
 # -- the transient payload of a queued job ---------------------------------------------------
 
+
 def encode(corpus: CompactCorpus, header: dict[str, object] | None = None) -> bytes:
     """``MAGIC``, a length-prefixed zlib'd JSON header (dictionary, labels, sizes, ``header``)
     and the zlib'd arrays, compressed in slices so that no second full copy is made."""
-    head = {"terms": corpus.terms, "labels": corpus.cluster_labels, "n": len(corpus),
-            "n_ids": len(corpus.ids), "individuals": corpus.individuals is not None,
-            "clusters": corpus.clusters is not None, **(header or {})}
+    head = {
+        "terms": corpus.terms,
+        "labels": corpus.cluster_labels,
+        "n": len(corpus),
+        "n_ids": len(corpus.ids),
+        "individuals": corpus.individuals is not None,
+        "clusters": corpus.clusters is not None,
+        **(header or {}),
+    }
     head_bytes = zlib.compress(json.dumps(head, ensure_ascii=False).encode(), 1)
     packer = zlib.compressobj(1)
     parts = [MAGIC, struct.pack("<Q", len(head_bytes)), head_bytes]
@@ -292,7 +334,7 @@ def _blocks(corpus: CompactCorpus, size: int = 1 << 22) -> Iterator[bytes | memo
         arrays.append(corpus.clusters.data.cast("B"))
     for data in arrays:
         for start in range(0, len(data), size):
-            yield data[start:start + size]
+            yield data[start : start + size]
 
 
 def decode(payload: bytes) -> tuple[CompactCorpus, dict[str, object]]:
@@ -301,16 +343,17 @@ def decode(payload: bytes) -> tuple[CompactCorpus, dict[str, object]]:
         raise ValueError("not a compact corpus payload")
     (length,) = struct.unpack_from("<Q", payload, len(MAGIC))
     start = len(MAGIC) + 8
-    head = json.loads(zlib.decompress(payload[start:start + length]))
-    body = zlib.decompress(payload[start + length:])
+    head = json.loads(zlib.decompress(payload[start : start + length]))
+    body = zlib.decompress(payload[start + length :])
     n, n_ids = int(head["n"]), int(head["n_ids"])
     take = _reader(body)
     ends = np.frombuffer(take(8 * n), np.int64)
     ids = np.frombuffer(take(4 * n_ids), np.int32)
     individuals = bytes(take(32 * n)) if head["individuals"] else None
     clusters = np.frombuffer(take(4 * n), np.int32) if head["clusters"] else None
-    corpus = CompactCorpus(list(head["terms"]), ids, ends, individuals, clusters,
-                           list(head["labels"]))
+    corpus = CompactCorpus(
+        list(head["terms"]), ids, ends, individuals, clusters, list(head["labels"])
+    )
     return corpus, head
 
 
@@ -319,7 +362,7 @@ def _reader(body: bytes) -> Callable[[int], memoryview]:
     position = [0]
 
     def take(size: int) -> memoryview:
-        chunk = view[position[0]:position[0] + size]
+        chunk = view[position[0] : position[0] + size]
         position[0] += size
         return chunk
 

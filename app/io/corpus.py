@@ -29,12 +29,14 @@ def transactions_from_json(items: Iterable[Any]) -> list[Transaction]:
         if isinstance(item, list):
             item = {"terms": item}
         if not isinstance(item, dict) or not isinstance(item.get("terms"), list):
-            raise InvalidCorpus(f"transaction {i}: expected an object with a 'terms' list",
-                                {"item": i})
+            raise InvalidCorpus(
+                f"transaction {i}: expected an object with a 'terms' list", {"item": i}
+            )
         if not all(isinstance(t, str) for t in item["terms"]):
             raise InvalidCorpus(f"transaction {i}: every term must be a string", {"item": i})
-        corpus.append(Transaction(frozenset(item["terms"]), item.get("individual"),
-                                  item.get("cluster")))
+        corpus.append(
+            Transaction(frozenset(item["terms"]), item.get("individual"), item.get("cluster"))
+        )
     return corpus
 
 

@@ -28,9 +28,15 @@ def ledger_document(release: PublishedRelease, ledger: ReleaseLedger) -> dict[st
         "release_no": release.release_no,
         "private_terms": sorted(release.private_terms),
         "clusters": [
-            {"cluster_id": cluster.cluster_id, "counterfeit_rows": book.counterfeit_rows,
-             "bp": book.bp, "fp1": book.fp1, "fp2": book.fp2, "individuals": book.individuals,
-             "suppressed": book.suppressed}
+            {
+                "cluster_id": cluster.cluster_id,
+                "counterfeit_rows": book.counterfeit_rows,
+                "bp": book.bp,
+                "fp1": book.fp1,
+                "fp2": book.fp2,
+                "individuals": book.individuals,
+                "suppressed": book.suppressed,
+            }
             for cluster, book in zip(release.clusters, ledger.clusters, strict=True)
         ],
         "global_bag_counterfeits": ledger.global_bag_counterfeits,
@@ -42,13 +48,22 @@ def ledger_document(release: PublishedRelease, ledger: ReleaseLedger) -> dict[st
 def read_ledger(document: Mapping[str, Any]) -> tuple[ReleaseLedger, frozenset[str]]:
     """A :func:`ledger_document` back: the ledger and the release's private terms."""
     clusters = [
-        ClusterLedger(counterfeit_rows=list(c["counterfeit_rows"]), bp=c["bp"], fp1=c["fp1"],
-                      fp2=c["fp2"], individuals=list(c["individuals"]),
-                      suppressed=dict(c["suppressed"]))
+        ClusterLedger(
+            counterfeit_rows=list(c["counterfeit_rows"]),
+            bp=c["bp"],
+            fp1=c["fp1"],
+            fp2=c["fp2"],
+            individuals=list(c["individuals"]),
+            suppressed=dict(c["suppressed"]),
+        )
         for c in document["clusters"]
     ]
-    ledger = ReleaseLedger(clusters, dict(document["global_bag_counterfeits"]),
-                           dict(document["suppressed"]), dict(document.get("randomness", {})))
+    ledger = ReleaseLedger(
+        clusters,
+        dict(document["global_bag_counterfeits"]),
+        dict(document["suppressed"]),
+        dict(document.get("randomness", {})),
+    )
     return ledger, frozenset(document["private_terms"])
 
 
@@ -62,13 +77,18 @@ def read_release(document: Mapping[str, Any]) -> PublishedRelease:
     [('a', 'b')]
     """
     clusters = [
-        PublishedCluster(c["cluster_id"], [make_row(row) for row in c["rows"]],
-                         dict(c["private_terms"]), dict(c["global_share"]),
-                         c["counterfeits"])
+        PublishedCluster(
+            c["cluster_id"],
+            [make_row(row) for row in c["rows"]],
+            dict(c["private_terms"]),
+            dict(c["global_share"]),
+            c["counterfeits"],
+        )
         for c in document["clusters"]
     ]
     return PublishedRelease(
-        release_no=document["release_no"], clusters=clusters,
+        release_no=document["release_no"],
+        clusters=clusters,
         global_bag=dict(document["global_bag"]),
         population_rates=dict(document["population_rates"]),
         global_counterfeits=document.get("global_counterfeits", 0),

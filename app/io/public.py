@@ -8,8 +8,13 @@ from typing import Any
 from app.core.model import PublishedCluster, PublishedRelease
 from app.core.risk.assess import ReleaseRisk
 
-__all__ = ["cluster_document", "layout_parts", "release_document", "release_header",
-           "risk_document"]
+__all__ = [
+    "cluster_document",
+    "layout_parts",
+    "release_document",
+    "release_header",
+    "risk_document",
+]
 
 
 def cluster_document(cluster: PublishedCluster) -> dict[str, Any]:

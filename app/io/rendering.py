@@ -24,8 +24,16 @@ import orjson
 from app.core.model import PublishedCluster
 from app.io.public import cluster_document
 
-__all__ = ["CHUNK_BYTES", "JSON", "NDJSON", "Rendered", "render_document", "render_layout",
-           "render_release", "gunzip"]
+__all__ = [
+    "CHUNK_BYTES",
+    "JSON",
+    "NDJSON",
+    "Rendered",
+    "render_document",
+    "render_layout",
+    "render_release",
+    "gunzip",
+]
 
 CHUNK_BYTES = 1 << 20
 JSON = "application/json"
@@ -96,8 +104,9 @@ class _Writer:
         self._cut()
         if self._out or not self._chunks:
             self._chunks.append(bytes(self._out))
-        return Rendered(self.media_type, self._hash.hexdigest()[:32], self._size,
-                        tuple(self._chunks))
+        return Rendered(
+            self.media_type, self._hash.hexdigest()[:32], self._size, tuple(self._chunks)
+        )
 
 
 def _sorted(mapping: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,8 +125,9 @@ def _cluster_bytes(cluster: PublishedCluster) -> bytes:
     return orjson.dumps(document)
 
 
-def render_release(header: Mapping[str, Any], clusters: Iterable[PublishedCluster],
-                   chunk_bytes: int = CHUNK_BYTES) -> tuple[Rendered, Rendered]:
+def render_release(
+    header: Mapping[str, Any], clusters: Iterable[PublishedCluster], chunk_bytes: int = CHUNK_BYTES
+) -> tuple[Rendered, Rendered]:
     """The JSON and the NDJSON of a release (API.md), each cluster serialised once for both.
 
     ``header`` is :func:`app.io.public.release_header`: the public fields only, and
@@ -127,15 +137,17 @@ def render_release(header: Mapping[str, Any], clusters: Iterable[PublishedCluste
     return _render_both(header, [_cluster_bytes(cluster) for cluster in clusters], chunk_bytes)
 
 
-def render_layout(header: Mapping[str, Any], clusters: Iterable[Mapping[str, Any]],
-                  chunk_bytes: int = CHUNK_BYTES) -> tuple[Rendered, Rendered]:
+def render_layout(
+    header: Mapping[str, Any], clusters: Iterable[Mapping[str, Any]], chunk_bytes: int = CHUNK_BYTES
+) -> tuple[Rendered, Rendered]:
     """The JSON and the NDJSON of a release in a method's own layout
     (:func:`app.io.public.layout_parts`): its clusters are plain JSON documents."""
     return _render_both(header, [orjson.dumps(cluster) for cluster in clusters], chunk_bytes)
 
 
-def _render_both(header: Mapping[str, Any], bodies: list[bytes],
-                 chunk_bytes: int) -> tuple[Rendered, Rendered]:
+def _render_both(
+    header: Mapping[str, Any], bodies: list[bytes], chunk_bytes: int
+) -> tuple[Rendered, Rendered]:
     head = _header_bytes(header)
     documents = (
         (JSON, b"".join([head[:-1], b',"clusters":[', b",".join(bodies), b"]}"])),
@@ -152,12 +164,13 @@ def _render_both(header: Mapping[str, Any], bodies: list[bytes],
 def _render(media_type: str, document: bytes, chunk_bytes: int) -> Rendered:
     out = _Writer(media_type, chunk_bytes)
     for start in range(0, len(document), _SLICE_BYTES):
-        out.write(document[start:start + _SLICE_BYTES])
+        out.write(document[start : start + _SLICE_BYTES])
     return out.close()
 
 
-def render_document(document: Any, media_type: str = JSON,
-                    chunk_bytes: int = CHUNK_BYTES) -> Rendered:
+def render_document(
+    document: Any, media_type: str = JSON, chunk_bytes: int = CHUNK_BYTES
+) -> Rendered:
     """Any small JSON document (a risk summary) as a rendered document."""
     out = _Writer(media_type, chunk_bytes)
     out.write(orjson.dumps(document))

@@ -12,9 +12,16 @@ from app.methods.base import Method, lazy_publisher
 __all__ = ["anony_family"]
 
 
-def anony_family(name: str, rank: int, parameters: tuple[str, ...], publisher: str, *,
-                 individuals: str = "ignored", storage: str | None = None,
-                 summary: str = "") -> Method:
+def anony_family(
+    name: str,
+    rank: int,
+    parameters: tuple[str, ...],
+    publisher: str,
+    *,
+    individuals: str = "ignored",
+    storage: str | None = None,
+    summary: str = "",
+) -> Method:
     """A method publishing Anony-style rows with :class:`PublishParams`.
 
     ``publisher`` is the ``"module:function"`` of its core function.
@@ -36,8 +43,15 @@ def anony_family(name: str, rank: int, parameters: tuple[str, ...], publisher: s
         return params.r_th
 
     return Method(
-        name=name, rank=rank, parameters=parameters, parse=parse, echo=echo,
-        publish=lazy_publisher(publisher), modules=(publisher.partition(":")[0],),
-        individuals=individuals, risk_threshold=risk_threshold, storage=storage,
+        name=name,
+        rank=rank,
+        parameters=parameters,
+        parse=parse,
+        echo=echo,
+        publish=lazy_publisher(publisher),
+        modules=(publisher.partition(":")[0],),
+        individuals=individuals,
+        risk_threshold=risk_threshold,
+        storage=storage,
         summary=summary,
     )

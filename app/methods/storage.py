@@ -26,12 +26,14 @@ class MethodStorage:
         """Fields of :class:`~app.core.history.SeriesHistory` the method reads."""
         return {}
 
-    async def store_state(self, session: AsyncSession, series_id: int,
-                          publication: Publication) -> None:
+    async def store_state(
+        self, session: AsyncSession, series_id: int, publication: Publication
+    ) -> None:
         """Keep what ``publication`` adds to the private state (the release is stored)."""
 
-    async def store_layout(self, session: AsyncSession, release_id: int,
-                           layout: PublicLayout) -> None:
+    async def store_layout(
+        self, session: AsyncSession, release_id: int, layout: PublicLayout
+    ) -> None:
         """Keep the public layout of release ``release_id``.
 
         Only a method whose releases carry a layout (disassociation) is given one to keep; a
@@ -43,8 +45,9 @@ class MethodStorage:
             "one declares a storage that overrides store_layout (app/methods/base.py)"
         )
 
-    async def load_layouts(self, session: AsyncSession,
-                           release_ids: Sequence[int]) -> dict[int, PublicLayout]:
+    async def load_layouts(
+        self, session: AsyncSession, release_ids: Sequence[int]
+    ) -> dict[int, PublicLayout]:
         """The public layouts of the releases that have one, by release id."""
         return {}
 

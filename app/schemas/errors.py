@@ -13,21 +13,35 @@ def _error(code: str, message: str, **details: Any) -> dict[str, Any]:
 
 #: One example per status, shown in the OpenAPI document.
 ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
-    400: _error("invalid_json", "invalid JSON at line 1, column 19: Expecting value",
-                line=1, column=19),
+    400: _error(
+        "invalid_json", "invalid JSON at line 1, column 19: Expecting value", line=1, column=19
+    ),
     401: _error("unauthorized", "missing API key: send 'Authorization: Bearer KEY'"),
-    403: _error("forbidden", "role 'analyst' may not do this; it needs admin",
-                role="analyst", required=["admin"]),
+    403: _error(
+        "forbidden",
+        "role 'analyst' may not do this; it needs admin",
+        role="analyst",
+        required=["admin"],
+    ),
     404: _error("not_found", "no series 'prison-health'", series="prison-health"),
     409: _error("name_taken", "series 'prison-health' exists", name="prison-health"),
-    413: _error("payload_too_large", "the body exceeds the limit of 268435456 bytes",
-                limit=268435456),
-    415: _error("unsupported_media_type", "content type 'application/xml' is not accepted; use "
-                "one of application/json, text/plain, text/csv",
-                content_type="application/xml",
-                accepted=["application/json", "text/plain", "text/csv"]),
-    422: _error("invalid_corpus", "line 3: term 'HIV\\u200b' contains U+200B (ZERO WIDTH SPACE)",
-                line=3, field="terms", column=4),
+    413: _error(
+        "payload_too_large", "the body exceeds the limit of 268435456 bytes", limit=268435456
+    ),
+    415: _error(
+        "unsupported_media_type",
+        "content type 'application/xml' is not accepted; use "
+        "one of application/json, text/plain, text/csv",
+        content_type="application/xml",
+        accepted=["application/json", "text/plain", "text/csv"],
+    ),
+    422: _error(
+        "invalid_corpus",
+        "line 3: term 'HIV\\u200b' contains U+200B (ZERO WIDTH SPACE)",
+        line=3,
+        field="terms",
+        column=4,
+    ),
     503: _error("not_ready", "database unreachable", reason="OperationalError"),
 }
 

@@ -32,13 +32,20 @@ class Perturbation(BaseModel):
 class RiskSummary(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [{
-                "release_no": 1, "r_th": 2.0, "max_serial_risk": 1.5, "n_rows": 6,
-                "rows_over_threshold": 0, "by_term": {"HIV": 1.5, "cancer": 1.0},
-                "histogram": [{"lo": 0.0, "hi": 0.5, "count": 2}],
-                "perturbation": {"counterfeits": 1, "rate": 0.1667, "published_only": False},
-                "suppressed": {"HIV": 0}, "private_terms_in_clear": {},
-            }]
+            "examples": [
+                {
+                    "release_no": 1,
+                    "r_th": 2.0,
+                    "max_serial_risk": 1.5,
+                    "n_rows": 6,
+                    "rows_over_threshold": 0,
+                    "by_term": {"HIV": 1.5, "cancer": 1.0},
+                    "histogram": [{"lo": 0.0, "hi": 0.5, "count": 2}],
+                    "perturbation": {"counterfeits": 1, "rate": 0.1667, "published_only": False},
+                    "suppressed": {"HIV": 0},
+                    "private_terms_in_clear": {},
+                }
+            ]
         }
     )
 
@@ -66,8 +73,9 @@ class RiskSummary(BaseModel):
 
 
 class RowRiskOut(BaseModel):
-    model_config = _example({"cluster_id": "c1", "row": ["arson", "theft"], "serial_risk": 0.5,
-                              "term": "HIV"})
+    model_config = _example(
+        {"cluster_id": "c1", "row": ["arson", "theft"], "serial_risk": 0.5, "term": "HIV"}
+    )
 
     cluster_id: str
     row: list[str]
@@ -76,8 +84,17 @@ class RowRiskOut(BaseModel):
 
 
 class RowRiskPage(BaseModel):
-    model_config = _example({"release_no": 1, "offset": 0, "limit": 100, "total": 1, "rows": [
-        {"cluster_id": "c1", "row": ["arson", "theft"], "serial_risk": 0.5, "term": "HIV"}]})
+    model_config = _example(
+        {
+            "release_no": 1,
+            "offset": 0,
+            "limit": 100,
+            "total": 1,
+            "rows": [
+                {"cluster_id": "c1", "row": ["arson", "theft"], "serial_risk": 0.5, "term": "HIV"}
+            ],
+        }
+    )
 
     release_no: int
     offset: int
@@ -89,8 +106,15 @@ class RowRiskPage(BaseModel):
 class CoverEntryOut(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [{"cluster_id": "c1", "other_release": 2, "other_cluster_id": "c1",
-                          "size": 1, "ranges": {"HIV": [0, 1]}}]
+            "examples": [
+                {
+                    "cluster_id": "c1",
+                    "other_release": 2,
+                    "other_cluster_id": "c1",
+                    "size": 1,
+                    "ranges": {"HIV": [0, 1]},
+                }
+            ]
         }
     )
 
@@ -110,16 +134,28 @@ class StatisticsEntry(BaseModel):
 
 
 class TermStatistics(BaseModel):
-    model_config = _example({"entries": [{"release_no": 1, "n": 4, "n_s": 1}],
-                                                   "breach_probability": 0.25})
+    model_config = _example(
+        {"entries": [{"release_no": 1, "n": 4, "n_s": 1}], "breach_probability": 0.25}
+    )
 
     entries: list[StatisticsEntry]
     breach_probability: float = Field(description="p(o, s, k) = 1 - prod(1 - n_js / n_j)")
 
 
 class StatisticsOut(BaseModel):
-    model_config = _example({"individual": "p-17", "l": 2, "threshold": 0.5, "terms": {
-        "HIV": {"entries": [{"release_no": 1, "n": 4, "n_s": 1}], "breach_probability": 0.25}}})
+    model_config = _example(
+        {
+            "individual": "p-17",
+            "l": 2,
+            "threshold": 0.5,
+            "terms": {
+                "HIV": {
+                    "entries": [{"release_no": 1, "n": 4, "n_s": 1}],
+                    "breach_probability": 0.25,
+                }
+            },
+        }
+    )
 
     individual: str
     l: int  # noqa: E741 - the paper's symbol

@@ -23,16 +23,20 @@ class SeriesCreate(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [_EXAMPLE]})
 
     name: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    method: str = Field("sanony", description=f"One of {', '.join(method_names())}",
-                        json_schema_extra={"enum": list(method_names())})
+    method: str = Field(
+        "sanony",
+        description=f"One of {', '.join(method_names())}",
+        json_schema_extra={"enum": list(method_names())},
+    )
     private_terms: list[Term] = Field(
-        min_length=1, max_length=10_000,
+        min_length=1,
+        max_length=10_000,
         description="At least one; each trimmed and NFC-normalised, 1-200 characters",
     )
     private_match: PrivateMatch = Field(
         "casefold",
         description="casefold: every spelling of a private term that has its NFKC case fold "
-                    "(hiv, ＨＩＶ) is that private term; exact: only its NFC spelling",
+        "(hiv, ＨＩＶ) is that private term; exact: only its NFC spelling",
     )
     params: dict[str, Any] = Field(default_factory=dict)
 
@@ -40,12 +44,21 @@ class SeriesCreate(BaseModel):
 class SeriesOut(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [{**_EXAMPLE, "private_match": "casefold",
-                          "params": {"r_th": 2.0, "cluster_size": 2,
-                                     "randomness": "secret",
-                                     "anony_r_th": None,
-                                     "max_repair_rounds": 200},
-                          "n_releases": 0, "created_at": "2025-01-01T00:00:00Z"}]
+            "examples": [
+                {
+                    **_EXAMPLE,
+                    "private_match": "casefold",
+                    "params": {
+                        "r_th": 2.0,
+                        "cluster_size": 2,
+                        "randomness": "secret",
+                        "anony_r_th": None,
+                        "max_repair_rounds": 200,
+                    },
+                    "n_releases": 0,
+                    "created_at": "2025-01-01T00:00:00Z",
+                }
+            ]
         }
     )
 
@@ -59,7 +72,7 @@ class SeriesOut(BaseModel):
     warnings: list[dict[str, str]] = Field(
         default_factory=list,
         description="What makes the series' releases weaker than they could be: "
-                    "publisher_seed when params.seed is set (every random choice of every "
-                    "release then follows from it; the seed itself is never echoed)",
+        "publisher_seed when params.seed is set (every random choice of every "
+        "release then follows from it; the seed itself is never echoed)",
         examples=[[{"code": "publisher_seed", "message": "params.seed is set: …"}]],
     )

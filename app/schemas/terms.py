@@ -15,9 +15,17 @@ from app.io.terms import term_pattern, text_pattern
 
 __all__ = ["Term", "Text"]
 
-Term = Annotated[str, WithJsonSchema({
-    "type": "string", "minLength": 1, "maxLength": MAX_TERM_LENGTH, "pattern": term_pattern(),
-    "description": "Trimmed and NFC-normalised; no control, zero-width or format character",
-})]
+Term = Annotated[
+    str,
+    WithJsonSchema(
+        {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_TERM_LENGTH,
+            "pattern": term_pattern(),
+            "description": "Trimmed and NFC-normalised; no control, zero-width or format character",
+        }
+    ),
+]
 
 Text = Annotated[str, WithJsonSchema({"type": "string", "pattern": text_pattern()})]

@@ -20,8 +20,18 @@ from app.db.repositories.reads import key_and_series
 from app.db.repositories.series import SeriesRepository
 from app.errors import Forbidden, NotFound, Unauthorized, Unprocessable
 
-__all__ = ["Principal", "ROLES", "hash_key", "create_key", "revoke_key", "authenticate",
-           "authenticate_reader", "configure_reader_cache", "ensure_admin_token", "list_keys"]
+__all__ = [
+    "Principal",
+    "ROLES",
+    "hash_key",
+    "create_key",
+    "revoke_key",
+    "authenticate",
+    "authenticate_reader",
+    "configure_reader_cache",
+    "ensure_admin_token",
+    "list_keys",
+]
 
 ROLES = ("admin", "publisher", "analyst", "auditor")
 
@@ -153,8 +163,9 @@ def configure_reader_cache(ttl: float) -> None:
     _READERS.clear()
 
 
-async def authenticate_reader(db: Database, authorization: str | None,
-                              series_name: str) -> tuple[Principal, int | None]:
+async def authenticate_reader(
+    db: Database, authorization: str | None, series_name: str
+) -> tuple[Principal, int | None]:
     """The caller (401 as :func:`authenticate`) and the named series' id (``None``: no such
     series), in one statement outside any transaction, or from the short-lived cache of
     readers."""
@@ -172,8 +183,9 @@ async def create_key(
     if series is not None and await SeriesRepository(session).get_by_name(series) is None:
         # A key for a series that does not exist yet would be a key to whatever series is
         # later created under that name, by anyone.
-        raise NotFound(f"no series {series!r}; create the series before its keys",
-                       {"series": series})
+        raise NotFound(
+            f"no series {series!r}; create the series before its keys", {"series": series}
+        )
     plain = value or f"sp_{secrets.token_urlsafe(32)}"
     key = ApiKey(id=uuid.uuid4(), key_hash=hash_key(plain), role=role, series_name=series)
     await KeyRepository(session).add(key)

@@ -50,12 +50,15 @@ from app.services.in_clear import published_earlier_warnings
 
 __all__ = ["publish_isolated", "preload", "ComputeCrashed", "Computed"]
 
+
 def _method_modules() -> list[str]:
     """The methods' modules, which their publishers import on first use: imported once by
     the fork server (or the worker, when it forks), each child starts with them (0.4 s saved
     per job for Sanony)."""
-    return ["app.methods.registry",
-            *dict.fromkeys(module for method in all_methods() for module in method.modules)]
+    return [
+        "app.methods.registry",
+        *dict.fromkeys(module for method in all_methods() for module in method.modules),
+    ]
 
 
 def preload() -> None:
@@ -77,8 +80,9 @@ def _context() -> multiprocessing.context.BaseContext:
     context = multiprocessing.get_context(START_METHOD)
     if START_METHOD == "forkserver":
         # Takes effect when the server starts (first job): it imports these once.
-        context.set_forkserver_preload(["app.core.pipeline", "app.services.handoff",
-                                        *_method_modules()])
+        context.set_forkserver_preload(
+            ["app.core.pipeline", "app.services.handoff", *_method_modules()]
+        )
     return context
 
 
@@ -93,8 +97,9 @@ class Computed:
     packed: bytes
 
 
-def _child(conn: multiprocessing.connection.Connection,
-           inbox: multiprocessing.connection.Connection) -> None:
+def _child(
+    conn: multiprocessing.connection.Connection, inbox: multiprocessing.connection.Connection
+) -> None:
     def progress(phase: str, fraction: float) -> None:
         conn.send(("progress", phase, fraction))
 
@@ -116,8 +121,9 @@ def _child(conn: multiprocessing.connection.Connection,
         conn.close()
 
 
-def _publish_in_child(conn: multiprocessing.connection.Connection, handoff: HandOff,
-                      progress: ProgressCallback) -> None:
+def _publish_in_child(
+    conn: multiprocessing.connection.Connection, handoff: HandOff, progress: ProgressCallback
+) -> None:
     history = unpack_history(handoff.releases, handoff.state)
     handoff.releases, handoff.state = [], b""  # the bytes are not needed past this point
     # ``prepare`` runs from here to the core's first phase: the transactions built from the
@@ -128,8 +134,9 @@ def _publish_in_child(conn: multiprocessing.connection.Connection, handoff: Hand
     # The history and the transactions live until the child exits, and hold no cycles:
     # frozen, the collector's passes during the core's run no longer traverse them.
     gc.freeze()
-    publication = pipeline.publish(handoff.method, history, corpus, private_terms,
-                                   handoff.params, progress)
+    publication = pipeline.publish(
+        handoff.method, history, corpus, private_terms, handoff.params, progress
+    )
     del corpus
     # The core is done: what follows (packing, the pipe, unpacking) is the hand-off's.
     conn.send(("core_done",))
@@ -145,15 +152,22 @@ def _publish_in_child(conn: multiprocessing.connection.Connection, handoff: Hand
     earlier = published_earlier_warnings(history.releases, private_terms, handoff.private_match)
     if earlier:
         before = publication.report.get("warnings")
-        publication.report["warnings"] = [*(before if isinstance(before, list) else []),
-                                          *earlier]
+        publication.report["warnings"] = [*(before if isinstance(before, list) else []), *earlier]
     # Final from here on: these bytes are what the next job of the series hands to its child.
     share_rows(release)
     packed = pack_release(release, publication.ledger)
     # Disassociation's result (the chunks' alignment with their records) crosses too: it is
     # the ground truth of the job's semantic audit, kept in memory only (SPEC 11).
-    conn.send(("result", publication.report, publication.statistics_update,
-               publication.signatures_update, private_terms, publication.disassociation))
+    conn.send(
+        (
+            "result",
+            publication.report,
+            publication.statistics_update,
+            publication.signatures_update,
+            private_terms,
+            publication.disassociation,
+        )
+    )
     conn.send_bytes(packed)
 
 
@@ -181,8 +195,9 @@ def _feed(feeder: multiprocessing.connection.Connection, handoff: HandOff) -> No
         pass  # the child died (or was killed): its exit reaches the reading thread as EOF
 
 
-def _start(process: multiprocessing.process.BaseProcess,
-           *child_ends: multiprocessing.connection.Connection) -> None:
+def _start(
+    process: multiprocessing.process.BaseProcess, *child_ends: multiprocessing.connection.Connection
+) -> None:
     """Start the child (runs in a thread: a fork, or the fork server's start on the first
     job, which imports the core), then close our copies of its pipe ends, so that its exit
     ends our reads with EOF and our writes with an error."""
@@ -193,8 +208,11 @@ def _start(process: multiprocessing.process.BaseProcess,
             end.close()
 
 
-def _receive(conn: multiprocessing.connection.Connection, progress: ProgressCallback | None,
-             core_done: Callable[[], None] | None) -> tuple[Any, ...]:
+def _receive(
+    conn: multiprocessing.connection.Connection,
+    progress: ProgressCallback | None,
+    core_done: Callable[[], None] | None,
+) -> tuple[Any, ...]:
     """Relay progress until the final message (runs in a thread: ``recv`` blocks)."""
     while True:
         try:
@@ -212,8 +230,11 @@ def _receive(conn: multiprocessing.connection.Connection, progress: ProgressCall
             progress(message[1], message[2])
 
 
-async def publish_isolated(handoff: HandOff, progress: ProgressCallback | None = None,
-                           core_done: Callable[[], None] | None = None) -> Computed:
+async def publish_isolated(
+    handoff: HandOff,
+    progress: ProgressCallback | None = None,
+    core_done: Callable[[], None] | None = None,
+) -> Computed:
     """:func:`app.core.pipeline.publish` of ``handoff`` in a child process; cancelling kills
     the child. ``progress`` sees ``prepare`` and the core's phases; ``core_done`` is called
     when the core has returned, before the result crosses back."""
@@ -221,12 +242,13 @@ async def publish_isolated(handoff: HandOff, progress: ProgressCallback | None =
     receiver, sender = context.Pipe(duplex=False)
     inbox, feeder = context.Pipe(duplex=False)
     process = context.Process(  # type: ignore[attr-defined]
-        target=_child, args=(sender, inbox), name=f"serialpub-publish-{handoff.method}",
+        target=_child,
+        args=(sender, inbox),
+        name=f"serialpub-publish-{handoff.method}",
         daemon=True,
     )
     starting = asyncio.ensure_future(asyncio.to_thread(_start, process, sender, inbox))
-    receiving = asyncio.ensure_future(asyncio.to_thread(_receive, receiver, progress,
-                                                        core_done))
+    receiving = asyncio.ensure_future(asyncio.to_thread(_receive, receiver, progress, core_done))
     feeding: asyncio.Future[None] | None = None
     try:
         await asyncio.shield(starting)
@@ -255,9 +277,11 @@ def _result(message: tuple[Any, ...], packed: bytes) -> Computed:
     in the reading thread: at 1M rows that is about a second)."""
     _, report, statistics, signatures, private_terms, disassociation = message
     release, ledger = unpack_release(packed)
-    return Computed(Publication(release, ledger, report, statistics, signatures,
-                                disassociation),
-                    private_terms, packed)
+    return Computed(
+        Publication(release, ledger, report, statistics, signatures, disassociation),
+        private_terms,
+        packed,
+    )
 
 
 def _answer(message: tuple[Any, ...]) -> Computed:

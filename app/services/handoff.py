@@ -35,8 +35,16 @@ from app.core.model import PublishedRelease, ReleaseLedger, Row, Transaction
 from app.io.terms import PrivateMatch
 from app.services.payload import decode_corpus, publication_input
 
-__all__ = ["HandOff", "pack_release", "unpack_release", "pack_history", "unpack_history",
-           "prepare", "share_rows", "collector_paused"]
+__all__ = [
+    "HandOff",
+    "pack_release",
+    "unpack_release",
+    "pack_history",
+    "unpack_history",
+    "prepare",
+    "share_rows",
+    "collector_paused",
+]
 
 #: Protocol 5: bytes-like values (a layout's arrays) are written as they are.
 _PROTOCOL = 5
@@ -100,8 +108,9 @@ def unpack_release(blob: bytes) -> tuple[PublishedRelease, ReleaseLedger]:
     return release, ledger
 
 
-def pack_history(history: SeriesHistory, packed: Sequence[bytes | None]) -> tuple[list[bytes],
-                                                                               bytes]:
+def pack_history(
+    history: SeriesHistory, packed: Sequence[bytes | None]
+) -> tuple[list[bytes], bytes]:
     """The history's releases as :func:`pack_release` blobs (``packed[k]`` when the worker
     already has it, else packed now) and its state, pickled.
 
@@ -109,11 +118,13 @@ def pack_history(history: SeriesHistory, packed: Sequence[bytes | None]) -> tupl
     loop."""
     if len(history.ledgers) != len(history.releases) or len(packed) != len(history.releases):
         raise ValueError("a history's releases, ledgers and packed releases must pair up")
-    blobs = [blob if blob is not None else pack_release(release, ledger)
-             for blob, release, ledger in zip(packed, history.releases, history.ledgers,
-                                              strict=True)]
-    state = pickle.dumps({"statistics": history.statistics, "signatures": history.signatures},
-                         protocol=_PROTOCOL)
+    blobs = [
+        blob if blob is not None else pack_release(release, ledger)
+        for blob, release, ledger in zip(packed, history.releases, history.ledgers, strict=True)
+    ]
+    state = pickle.dumps(
+        {"statistics": history.statistics, "signatures": history.signatures}, protocol=_PROTOCOL
+    )
     return blobs, state
 
 
@@ -121,13 +132,20 @@ def unpack_history(releases: Sequence[bytes], state: bytes) -> SeriesHistory:
     """The :class:`SeriesHistory` of :func:`pack_history`'s output."""
     with collector_paused():
         pairs = [unpack_release(blob) for blob in releases]
-        return SeriesHistory(releases=[r for r, _ in pairs], ledgers=[led for _, led in pairs],
-                             **(pickle.loads(state) if state else {}))
+        return SeriesHistory(
+            releases=[r for r, _ in pairs],
+            ledgers=[led for _, led in pairs],
+            **(pickle.loads(state) if state else {}),
+        )
 
 
 def prepare(handoff: HandOff) -> tuple[list[Transaction], frozenset[str], list[dict[str, str]]]:
     """The core's transactions, this release's private terms and the warnings, from the
     payload (:func:`app.services.payload.publication_input`, in the child)."""
     with collector_paused():
-            return publication_input(decode_corpus(handoff.payload), handoff.series_terms,
-                                 handoff.extra_terms, handoff.private_match)
+        return publication_input(
+            decode_corpus(handoff.payload),
+            handoff.series_terms,
+            handoff.extra_terms,
+            handoff.private_match,
+        )

@@ -18,8 +18,12 @@ from app.methods.storage import storage_of
 __all__ = ["attach_layouts", "load_history", "load_keyed_history", "load_public_releases"]
 
 
-async def attach_layouts(session: AsyncSession, method: str, models: Sequence[Release],
-                         releases: Sequence[PublishedRelease]) -> None:
+async def attach_layouts(
+    session: AsyncSession,
+    method: str,
+    models: Sequence[Release],
+    releases: Sequence[PublishedRelease],
+) -> None:
     """Give the releases of a method with its own public layout that layout (loaded)."""
     storage = storage_of(get_method(method))
     missing = [(m, r) for m, r in zip(models, releases, strict=True) if r.layout is None]
@@ -45,8 +49,9 @@ async def load_history(session: AsyncSession, series: Series) -> SeriesHistory:
     return (await load_keyed_history(session, series))[0]
 
 
-async def load_keyed_history(session: AsyncSession, series: Series
-                             ) -> tuple[SeriesHistory, list[int]]:
+async def load_keyed_history(
+    session: AsyncSession, series: Series
+) -> tuple[SeriesHistory, list[int]]:
     """:func:`load_history` and the releases' primary keys (the worker's cache keys)."""
     models, releases = await load_public_releases(session, series)
     ledgers = await load_ledgers(session, models)

@@ -78,7 +78,8 @@ def media_type(content_type: str | None) -> str:
         if name.strip().lower() == "charset" and charset not in CHARSETS:
             raise UnsupportedMediaType(
                 f"charset {charset!r} is not accepted; send UTF-8 (charset=utf-8)",
-                {"charset": charset, "accepted": ["utf-8"]}, code="unsupported_charset",
+                {"charset": charset, "accepted": ["utf-8"]},
+                code="unsupported_charset",
             )
     return base
 
@@ -100,8 +101,9 @@ class _Body:
     """Counts, inflates (gzip) and hashes the body as it streams; refuses it past ``limit``
     bytes, on the wire or once decoded (413), so a small gzip bomb is refused too."""
 
-    def __init__(self, chunks: AsyncIterator[bytes], limit: int, salt: str,
-                 content_encoding: str | None) -> None:
+    def __init__(
+        self, chunks: AsyncIterator[bytes], limit: int, salt: str, content_encoding: str | None
+    ) -> None:
         self._chunks = chunks
         self._limit = limit
         self._inflate = _inflater(content_encoding)
@@ -110,8 +112,9 @@ class _Body:
         self.hash = hashlib.sha256(salt.encode())
 
     def _too_large(self) -> PayloadTooLarge:
-        return PayloadTooLarge(f"the body exceeds the limit of {self._limit} bytes",
-                               {"limit": self._limit})
+        return PayloadTooLarge(
+            f"the body exceeds the limit of {self._limit} bytes", {"limit": self._limit}
+        )
 
     def _decoded(self, chunk: bytes) -> Iterator[bytes]:
         if self._inflate is None:
@@ -123,8 +126,9 @@ class _Body:
             while self._inflate.unconsumed_tail:
                 yield self._inflate.decompress(self._inflate.unconsumed_tail, _INFLATE_STEP)
         except zlib.error as exc:
-            raise BadRequest(f"the gzip body cannot be decoded: {exc}", {},
-                             code="invalid_encoding") from None
+            raise BadRequest(
+                f"the gzip body cannot be decoded: {exc}", {}, code="invalid_encoding"
+            ) from None
 
     async def chunks(self) -> AsyncIterator[bytes]:
         async for chunk in self._chunks:
@@ -151,14 +155,16 @@ class _Body:
             cut = pending.rfind(b"\n")
             if cut >= 0:
                 block = bytes(pending[:cut])
-                del pending[:cut + 1]
+                del pending[: cut + 1]
                 text = _decode(block, number)
                 yield number + 1, text
                 number += text.count("\n") + 1
             if len(pending) > max_line:
-                raise Unprocessable(f"line {number + 1}: longer than {max_line} bytes",
-                                    {"line": number + 1, "limit": max_line},
-                                    code="invalid_corpus")
+                raise Unprocessable(
+                    f"line {number + 1}: longer than {max_line} bytes",
+                    {"line": number + 1, "limit": max_line},
+                    code="invalid_corpus",
+                )
         if pending:
             yield number + 1, _decode(bytes(pending), number)
 
@@ -174,7 +180,8 @@ def _decode(block: bytes, before: int) -> str:
         column = exc.start - (block.rfind(b"\n", 0, exc.start) + 1) + 1
         raise BadRequest(
             f"line {line}: bytes that are not UTF-8 at column {column}",
-            {"line": line, "column": column}, code="invalid_encoding",
+            {"line": line, "column": column},
+            code="invalid_encoding",
         ) from None
 
 
@@ -184,8 +191,9 @@ def _check_text(value: str | None, field: str, *, limit: int = 200) -> None:
         return
     index = bad_character(value)
     if index is not None:
-        raise Unprocessable(f"{field} contains {describe(value[index])}",
-                            {"field": field, "column": index + 1})
+        raise Unprocessable(
+            f"{field} contains {describe(value[index])}", {"field": field, "column": index + 1}
+        )
     if len(value) > limit:
         raise Unprocessable(f"{field} longer than {limit} characters", {"field": field})
 
@@ -209,8 +217,12 @@ async def read_corpus(
     extra = list(private_terms or [])
     limits = limits or Limits()
     salt = f"{kind}\n{label}\n{sorted(extra)}\n"
-    body = _Body(chunks, limit if kind != "application/json" else min(limit, json_limit or limit),
-                 salt, content_encoding)
+    body = _Body(
+        chunks,
+        limit if kind != "application/json" else min(limit, json_limit or limit),
+        salt,
+        content_encoding,
+    )
     builder = CorpusBuilder(secret, limits)
     try:
         if kind == "application/json":
@@ -240,8 +252,10 @@ def _finish(builder: CorpusBuilder, require_individual: bool) -> CompactCorpus:
         where = builder.missing_individual
         if where is not None:
             name, value = next(iter(where.items()))
-            raise InvalidCorpus(f"{name} {value}: 'individual' is required by method wong",
-                                {**where, "field": "individual"})
+            raise InvalidCorpus(
+                f"{name} {value}: 'individual' is required by method wong",
+                {**where, "field": "individual"},
+            )
     return corpus
 
 
@@ -255,8 +269,11 @@ async def _read_plain(body: _Body, builder: CorpusBuilder, max_line: int) -> Non
 
 
 def _bad_line(line: str, index: int, number: int) -> Unprocessable:
-    return Unprocessable(f"line {number}: {describe(line[index])} at column {index + 1}",
-                         {"line": number, "column": index + 1}, code="invalid_corpus")
+    return Unprocessable(
+        f"line {number}: {describe(line[index])} at column {index + 1}",
+        {"line": number, "column": index + 1},
+        code="invalid_corpus",
+    )
 
 
 async def _read_csv(body: _Body, builder: CorpusBuilder, max_line: int) -> None:
@@ -275,8 +292,9 @@ async def _read_csv(body: _Body, builder: CorpusBuilder, max_line: int) -> None:
                 continue
             _csv_record(builder, columns, cells, number)
     if columns is None:
-        raise InvalidCorpus("the corpus is empty: a CSV header and at least one row are needed",
-                            {"line": 1})
+        raise InvalidCorpus(
+            "the corpus is empty: a CSV header and at least one row are needed", {"line": 1}
+        )
 
 
 def _csv_cells(line: str, number: int) -> list[str]:
@@ -299,8 +317,7 @@ def _csv_header(cells: list[str]) -> list[str]:
     return columns
 
 
-def _csv_record(builder: CorpusBuilder, columns: list[str], cells: list[str],
-                number: int) -> None:
+def _csv_record(builder: CorpusBuilder, columns: list[str], cells: list[str], number: int) -> None:
     if cells == [] or cells == [""]:
         raise InvalidCorpus(f"line {number}: no terms", {"line": number, "field": "terms"})
     if len(cells) != len(columns):
@@ -313,8 +330,9 @@ def _csv_record(builder: CorpusBuilder, columns: list[str], cells: list[str],
     terms = record["terms"].split(";")
     if terms == [""]:
         raise InvalidCorpus(f"line {number}: no terms", {"line": number, "field": "terms"})
-    builder.add(terms, {"line": number}, record.get("individual") or None,
-                record.get("cluster") or None)
+    builder.add(
+        terms, {"line": number}, record.get("individual") or None, record.get("cluster") or None
+    )
 
 
 class _JsonHeader(BaseModel):
@@ -332,19 +350,24 @@ async def _read_json(body: _Body, builder: CorpusBuilder) -> tuple[str | None, l
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise BadRequest(f"line {line}: bytes that are not UTF-8", {"line": line},
-                         code="invalid_encoding") from None
+        raise BadRequest(
+            f"line {line}: bytes that are not UTF-8", {"line": line}, code="invalid_encoding"
+        ) from None
     del raw
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BadRequest(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-                         {"line": exc.lineno, "column": exc.colno}, code="invalid_json") from None
+        raise BadRequest(
+            f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            {"line": exc.lineno, "column": exc.colno},
+            code="invalid_json",
+        ) from None
     except RecursionError:
         # The C decoder recurses once per level: a body of 100,000 brackets is refused as
         # such (it answered 500), and nothing the API reads is nested that deep.
-        raise BadRequest("invalid JSON: nested too deeply", {"reason": "nesting"},
-                         code="invalid_json") from None
+        raise BadRequest(
+            "invalid JSON: nested too deeply", {"reason": "nesting"}, code="invalid_json"
+        ) from None
     del text
     items = _json_shape(data)
     try:
@@ -364,17 +387,22 @@ async def _read_json(body: _Body, builder: CorpusBuilder) -> tuple[str | None, l
 def _json_shape(data: object) -> list[Any]:
     """The ``transactions`` list of a JSON body; 422 naming the field otherwise."""
     if not isinstance(data, dict):
-        raise Unprocessable("body: expected a JSON object with 'transactions'", {"loc": []},
-                            code="invalid_body")
+        raise Unprocessable(
+            "body: expected a JSON object with 'transactions'", {"loc": []}, code="invalid_body"
+        )
     unknown = sorted(set(data) - _JSON_KEYS)
     if unknown:
-        raise Unprocessable(f"{unknown[0]}: extra inputs are not permitted", {"loc": [unknown[0]]},
-                            code="invalid_body")
+        raise Unprocessable(
+            f"{unknown[0]}: extra inputs are not permitted",
+            {"loc": [unknown[0]]},
+            code="invalid_body",
+        )
     items = data.get("transactions")
     if not isinstance(items, list):
         message = "field required" if items is None else "input should be a valid list"
-        raise Unprocessable(f"transactions: {message}", {"loc": ["transactions"]},
-                            code="invalid_body")
+        raise Unprocessable(
+            f"transactions: {message}", {"loc": ["transactions"]}, code="invalid_body"
+        )
     return items
 
 

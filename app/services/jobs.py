@@ -54,15 +54,20 @@ __all__ = ["run_job", "note_interruption", "CANCELLED"]
 _log = logger("serialpub.jobs")
 
 #: The error of a job cancelled by ``DELETE /v1/jobs/{id}``.
-CANCELLED: dict[str, Any] = {"code": "job_cancelled", "message": "the job was cancelled",
-                             "details": {}}
+CANCELLED: dict[str, Any] = {
+    "code": "job_cancelled",
+    "message": "the job was cancelled",
+    "details": {},
+}
 
 
 def note_interruption(job: Job, reason: str) -> None:
     """Record that a run of ``job`` ended without a result, and put it back in the queue."""
     # A new list: SQLAlchemy sees JSONB changes by assignment, not by in-place mutation.
-    job.interruptions = [*(job.interruptions or []),
-                         {"at": utcnow().isoformat(), "reason": reason, "attempt": job.attempts}]
+    job.interruptions = [
+        *(job.interruptions or []),
+        {"at": utcnow().isoformat(), "reason": reason, "attempt": job.attempts},
+    ]
     job.status, job.phase, job.progress = "queued", None, 0.0
 
 
@@ -88,9 +93,16 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
             await _fail(runtime, job_id, error.body()["error"], tracker)
         except Exception:
             _log.exception("job crashed")
-            await _fail(runtime, job_id, {"code": "internal_error", "message":
-                                          "the publication failed unexpectedly", "details": {}},
-                        tracker)
+            await _fail(
+                runtime,
+                job_id,
+                {
+                    "code": "internal_error",
+                    "message": "the publication failed unexpectedly",
+                    "details": {},
+                },
+                tracker,
+            )
         finally:
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -111,10 +123,15 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
             JOBS.labels("cancelled").inc()
             return False
         if job.attempts >= runtime.settings.job_max_attempts:
-            await repo.finish(job, "failed", error={
-                "code": "job_interrupted",
-                "message": f"the job was interrupted {job.attempts} times; giving up",
-                "details": {"attempts": job.attempts}})
+            await repo.finish(
+                job,
+                "failed",
+                error={
+                    "code": "job_interrupted",
+                    "message": f"the job was interrupted {job.attempts} times; giving up",
+                    "details": {"attempts": job.attempts},
+                },
+            )
             JOBS.labels("failed").inc()
             return False
         job.attempts += 1
@@ -125,9 +142,13 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
         return True
 
 
-async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
-                   tracker: ProgressTracker, flusher: asyncio.Task[None]
-                   ) -> tuple[int, PublishedRelease, ReleaseLedger, bytes]:
+async def _publish(
+    session: AsyncSession,
+    runtime: Runtime,
+    job_id: uuid.UUID,
+    tracker: ProgressTracker,
+    flusher: asyncio.Task[None],
+) -> tuple[int, PublishedRelease, ReleaseLedger, bytes]:
     """Compute and store; returns the stored release's key, content, ledger and packed form
     (:func:`app.services.handoff.pack_release`)."""
     repo = JobRepository(session)
@@ -155,18 +176,24 @@ async def _publish(session: AsyncSession, runtime: Runtime, job_id: uuid.UUID,
     # SPEC 11: the series' semantic audit, in this transaction, before ``finish`` drops the
     # raw snapshot (the ground truth).
     await audit_publication(session, runtime, series, job, publication, release_id, tracker)
-    seconds = _phase_seconds(job.phase_seconds, load_seconds, compute_seconds,
-                             tracker.close())
-    await repo.finish(job, "succeeded", release_no=publication.release.release_no,
-                      report=_jsonable(publication.report), phase_seconds=seconds,
-                      phase="store", progress=1.0)
+    seconds = _phase_seconds(job.phase_seconds, load_seconds, compute_seconds, tracker.close())
+    await repo.finish(
+        job,
+        "succeeded",
+        release_no=publication.release.release_no,
+        report=_jsonable(publication.report),
+        phase_seconds=seconds,
+        phase="store",
+        progress=1.0,
+    )
     _observe(series.method, publication, seconds)
     _log.info("job succeeded", release_no=publication.release.release_no, seconds=seconds)
     return release_id, publication.release, publication.ledger, computed.packed
 
 
-async def _handoff(payload: bytes, series: Series, job: Job, history: SeriesHistory,
-                   release_ids: list[int]) -> HandOff:
+async def _handoff(
+    payload: bytes, series: Series, job: Job, history: SeriesHistory, release_ids: list[int]
+) -> HandOff:
     """The compute child's input. Past releases this worker has packed before (or whose
     child packed them) are reused; the others are packed now, off the event loop, and kept
     beside the cached releases for the series' next job."""
@@ -175,15 +202,22 @@ async def _handoff(payload: bytes, series: Series, job: Job, history: SeriesHist
     for release_id, old, blob in zip(release_ids, cached, releases, strict=True):
         if old is None:
             RELEASE_CACHE.put_packed(release_id, blob)
-    return HandOff(method=series.method, params=effective_params(series), payload=payload,
-                   series_terms=list(series.private_terms),
-                   extra_terms=list(job.extra_private_terms),
-                   private_match=series.private_match,  # type: ignore[arg-type]
-                   releases=releases, state=state, label=job.label)
+    return HandOff(
+        method=series.method,
+        params=effective_params(series),
+        payload=payload,
+        series_terms=list(series.private_terms),
+        extra_terms=list(job.extra_private_terms),
+        private_match=series.private_match,  # type: ignore[arg-type]
+        releases=releases,
+        state=state,
+        label=job.label,
+    )
 
 
-def _phase_seconds(upload: dict[str, float] | None, load: float, compute: float,
-                   tracked: dict[str, float]) -> dict[str, float]:
+def _phase_seconds(
+    upload: dict[str, float] | None, load: float, compute: float, tracked: dict[str, float]
+) -> dict[str, float]:
     """The job's seconds per phase: the API's ``upload+parse``, ``load`` (the history, from
     the worker's cache or PostgreSQL), then from the compute child: ``prepare`` (the payload
     decoded into the core's transactions, and the core's validation of them), the core's
@@ -193,17 +227,32 @@ def _phase_seconds(upload: dict[str, float] | None, load: float, compute: float,
     the result's way back), then ``store`` and the semantic audit's ``attack`` (after the
     child, so not part of its wall time)."""
     core = sum(v for k, v in tracked.items() if k not in ("store", "attack"))
-    return {**(upload or {}), "load": round(load, 4), "prepare": tracked.get("prepare", 0.0),
-            **tracked, "ipc": round(max(compute - core, 0.0), 4)}
+    return {
+        **(upload or {}),
+        "load": round(load, 4),
+        "prepare": tracked.get("prepare", 0.0),
+        **tracked,
+        "ipc": round(max(compute - core, 0.0), 4),
+    }
 
 
-async def _store(session: AsyncSession, series: Series, job: Job, publication: Publication,
-                 private_terms: frozenset[str]) -> int:
+async def _store(
+    session: AsyncSession,
+    series: Series,
+    job: Job,
+    publication: Publication,
+    private_terms: frozenset[str],
+) -> int:
     release = publication.release
     storage = storage_of(get_method(series.method))
-    model = await store_publication(session, series_id=series.id, method=series.method,
-                                    params=echoed_params(series), publication=publication,
-                                    job_id=job.id)
+    model = await store_publication(
+        session,
+        series_id=series.id,
+        method=series.method,
+        params=echoed_params(series),
+        publication=publication,
+        job_id=job.id,
+    )
     if release.layout is not None:
         await storage.store_layout(session, model.id, release.layout)
     # Rendered in the publication's transaction: no release is ever without its bytes.
@@ -215,8 +264,9 @@ async def _store(session: AsyncSession, series: Series, job: Job, publication: P
     return model.id
 
 
-async def _fail(runtime: Runtime, job_id: uuid.UUID, error: dict[str, Any],
-                tracker: ProgressTracker) -> None:
+async def _fail(
+    runtime: Runtime, job_id: uuid.UUID, error: dict[str, Any], tracker: ProgressTracker
+) -> None:
     async with runtime.db.session() as session:
         repo = JobRepository(session)
         job = await repo.get(job_id, for_update=True)

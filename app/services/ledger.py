@@ -20,8 +20,10 @@ __all__ = ["release_ledger"]
 async def release_ledger(session: AsyncSession, series: Series, release_no: int) -> LedgerOut:
     model = await ReleaseRepository(session).get(series.id, release_no)
     if model is None:
-        raise NotFound(f"series {series.name!r} has no release {release_no}",
-                       {"series": series.name, "release_no": release_no})
+        raise NotFound(
+            f"series {series.name!r} has no release {release_no}",
+            {"series": series.name, "release_no": release_no},
+        )
     (release,) = await load_releases(session, [model])
     (ledger,) = await load_ledgers(session, [model])
     clusters = []
@@ -29,12 +31,19 @@ async def release_ledger(session: AsyncSession, series: Series, release_no: int)
         flags = [False] * cluster.size
         for index in book.counterfeit_rows:
             flags[index] = True
-        clusters.append(ClusterLedgerOut(
-            cluster_id=cluster.cluster_id, counterfeit=flags, bp=book.bp, fp1=book.fp1,
-            fp2=book.fp2, suppressed=dict(book.suppressed),
-        ))
+        clusters.append(
+            ClusterLedgerOut(
+                cluster_id=cluster.cluster_id,
+                counterfeit=flags,
+                bp=book.bp,
+                fp1=book.fp1,
+                fp2=book.fp2,
+                suppressed=dict(book.suppressed),
+            )
+        )
     return LedgerOut(
-        release_no=release_no, clusters=clusters,
+        release_no=release_no,
+        clusters=clusters,
         global_counterfeits=release.global_counterfeits,
         global_bag_counterfeits=dict(ledger.global_bag_counterfeits),
         suppressed=dict(ledger.suppressed),

@@ -34,8 +34,15 @@ def decode_corpus(payload: bytes) -> CompactCorpus:
 def _legacy(payload: bytes) -> CompactCorpus:
     data = json.loads(zlib.decompress(payload))
     n = len(data["t"])
-    builder = CorpusBuilder(b"", Limits(max_transactions=n + 1, max_terms_per_transaction=1 << 30,
-                                        max_distinct_terms=1 << 30, max_terms_per_release=1 << 40))
+    builder = CorpusBuilder(
+        b"",
+        Limits(
+            max_transactions=n + 1,
+            max_terms_per_transaction=1 << 30,
+            max_distinct_terms=1 << 30,
+            max_terms_per_release=1 << 40,
+        ),
+    )
     clusters = data["c"] or [None] * n
     for k, terms in enumerate(data["t"]):
         builder.add(terms, {"item": k}, None, clusters[k])
@@ -47,7 +54,9 @@ def _legacy(payload: bytes) -> CompactCorpus:
 
 
 def publication_input(
-    corpus: CompactCorpus, series_terms: Iterable[str], extra_terms: Iterable[str],
+    corpus: CompactCorpus,
+    series_terms: Iterable[str],
+    extra_terms: Iterable[str],
     mode: PrivateMatch,
 ) -> tuple[list[Transaction], frozenset[str], list[dict[str, str]]]:
     """The core's transactions, the private terms of this release and the warnings.

@@ -67,8 +67,9 @@ async def write_progress(db: Database, job_id: uuid.UUID, tracker: ProgressTrack
         await JobRepository(session).set_progress(job_id, phase, progress)
 
 
-async def flush_progress(db: Database, job_id: uuid.UUID, tracker: ProgressTracker,
-                         interval: float = 0.5) -> None:
+async def flush_progress(
+    db: Database, job_id: uuid.UUID, tracker: ProgressTracker, interval: float = 0.5
+) -> None:
     """Write the tracker to the job row whenever it changed, every ``interval`` seconds."""
     seen = -1
     while True:

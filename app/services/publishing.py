@@ -37,31 +37,39 @@ from app.services.risk import assess, default_r_th, public_counterfeits, risk_su
 from app.services.series import effective_params, series_warnings
 from app.tasks import defer_publication
 
-__all__ = ["create_job", "job_out", "get_job", "cancel_job", "wait_for_job", "dry_run",
-           "FINISHED"]
+__all__ = ["create_job", "job_out", "get_job", "cancel_job", "wait_for_job", "dry_run", "FINISHED"]
 
 FINISHED = ("succeeded", "failed")
 
 
-def job_out(job: Job, series_name: str, principal: Principal | None,
-            warnings: list[dict[str, str]] | None = None) -> JobOut:
+def job_out(
+    job: Job,
+    series_name: str,
+    principal: Principal | None,
+    warnings: list[dict[str, str]] | None = None,
+) -> JobOut:
     """The job as the API shows it to ``principal``; ``warnings``: the series' (a
     publisher-given seed), else those the finished job's report recorded."""
     private = principal is not None and principal.sees_private
     poster = principal is not None and job.api_key_id == principal.key_id
     found = (job.report or {}).get("suppressed")
     return JobOut(
-        id=job.id, series=series_name, status=job.status,
-        phase=job.phase, progress=job.progress, release_no=job.release_no, error=job.error,
-        created_at=job.created_at, finished_at=job.finished_at,
+        id=job.id,
+        series=series_name,
+        status=job.status,
+        phase=job.phase,
+        progress=job.progress,
+        release_no=job.release_no,
+        error=job.error,
+        created_at=job.created_at,
+        finished_at=job.finished_at,
         attempts=job.attempts,
         interruptions=[Interruption.model_validate(i) for i in job.interruptions or []],
         cancel_requested=job.cancel_requested_at is not None,
         report=job.report if private else None,
         phase_seconds=job.phase_seconds if private else None,
         suppressed=dict(found) if isinstance(found, dict) and (private or poster) else None,
-        warnings=warnings if warnings is not None else list((job.report or {}).get(
-            "warnings", [])),
+        warnings=warnings if warnings is not None else list((job.report or {}).get("warnings", [])),
     )
 
 
@@ -84,18 +92,26 @@ async def create_job(
         existing = await repo.idempotency(principal.key_id, idempotency_key)
         if existing is not None:
             if existing.series_id != series.id or existing.body_hash != corpus.body_hash:
-                raise Conflict("this Idempotency-Key was used with a different request",
-                               {"idempotency_key": idempotency_key},
-                               code="idempotency_key_reused")
+                raise Conflict(
+                    "this Idempotency-Key was used with a different request",
+                    {"idempotency_key": idempotency_key},
+                    code="idempotency_key_reused",
+                )
             job = await repo.get(existing.job_id)
             assert job is not None
             return job, True
     # Serialise job creation per series so that creation order is commit order.
     await xact_lock(session, LockSpace.POST, series.id)
     job = Job(
-        id=uuid.uuid4(), series_id=series.id, api_key_id=principal.key_id, status="queued",
-        progress=0.0, label=corpus.label, extra_private_terms=sorted(set(corpus.private_terms)),
-        n_transactions=len(corpus), attempts=0,
+        id=uuid.uuid4(),
+        series_id=series.id,
+        api_key_id=principal.key_id,
+        status="queued",
+        progress=0.0,
+        label=corpus.label,
+        extra_private_terms=sorted(set(corpus.private_terms)),
+        n_transactions=len(corpus),
+        attempts=0,
         phase_seconds={} if upload_seconds is None else {"upload+parse": round(upload_seconds, 4)},
         # The lock above orders creations; now() is the transaction's start, which can
         # precede another post's lock: the clock after the lock keeps created_at in posting
@@ -108,8 +124,9 @@ async def create_job(
         await driver_connection(session), job.id, series.id
     )
     if idempotency_key is not None:
-        await repo.add_idempotency(principal.key_id, idempotency_key, series.id,
-                                   corpus.body_hash, job.id)
+        await repo.add_idempotency(
+            principal.key_id, idempotency_key, series.id, corpus.body_hash, job.id
+        )
     await session.flush()
     await session.refresh(job)
     return job, False
@@ -134,14 +151,18 @@ async def cancel_job(session: AsyncSession, job_id: uuid.UUID) -> Job:
     if job is None:
         raise NotFound(f"no job {job_id}", {"id": str(job_id)})
     if job.status in FINISHED:
-        raise Conflict(f"job {job_id} has already {job.status}; there is nothing to cancel",
-                       {"id": str(job_id), "status": job.status}, code="job_finished")
+        raise Conflict(
+            f"job {job_id} has already {job.status}; there is nothing to cancel",
+            {"id": str(job_id), "status": job.status},
+            code="job_finished",
+        )
     if job.procrastinate_job_id is not None:
         # 'todo' becomes 'cancelled'; 'doing' gets abort_requested, which its worker hears
         # (LISTEN/NOTIFY, else its abort polling) and which forbids a retry.
         conn = await driver_connection(session)
-        await conn.execute("SELECT procrastinate_cancel_job_v1(%s, true, false)",
-                           (job.procrastinate_job_id,))
+        await conn.execute(
+            "SELECT procrastinate_cancel_job_v1(%s, true, false)", (job.procrastinate_job_id,)
+        )
     job.cancel_requested_at = utcnow()
     if job.status == "queued":
         await repo.finish(job, "failed", error=CANCELLED)
@@ -176,24 +197,39 @@ async def dry_run(
     else:
         cf, public = public_counterfeits(release), True
     return PublishResult(
-        dry_run=True, job=None, release=summary(publication.release, series.method),
-        risk=risk_summary(risk, publication.release, cf, public,
-                          dict(publication.ledger.suppressed) if principal.sees_private
-                          else None),
+        dry_run=True,
+        job=None,
+        release=summary(publication.release, series.method),
+        risk=risk_summary(
+            risk,
+            publication.release,
+            cf,
+            public,
+            dict(publication.ledger.suppressed) if principal.sees_private else None,
+        ),
         warnings=[*series_warnings(series), *warnings],
     )
 
 
-async def _compute(series: Series, history: SeriesHistory, corpus: Corpus
-                   ) -> tuple[Publication, list[dict[str, str]]]:
+async def _compute(
+    series: Series, history: SeriesHistory, corpus: Corpus
+) -> tuple[Publication, list[dict[str, str]]]:
     transactions, private_terms, warnings = await asyncio.to_thread(
-        publication_input, corpus.compact, series.private_terms, corpus.private_terms,
+        publication_input,
+        corpus.compact,
+        series.private_terms,
+        corpus.private_terms,
         series.private_match,  # type: ignore[arg-type]
     )
     try:
         publication = await asyncio.to_thread(
-            pipeline.publish, series.method, history, transactions, private_terms,
-            effective_params(series), None,
+            pipeline.publish,
+            series.method,
+            history,
+            transactions,
+            private_terms,
+            effective_params(series),
+            None,
         )
     except CoreError as exc:
         raise from_core(exc) from None
@@ -202,10 +238,13 @@ async def _compute(series: Series, history: SeriesHistory, corpus: Corpus
     # As the job's report says it (app.services.compute): a term made private here that
     # earlier releases printed in clear.
     warnings += published_earlier_warnings(
-        history.releases, private_terms, series.private_match,  # type: ignore[arg-type]
+        history.releases,
+        private_terms,
+        series.private_match,  # type: ignore[arg-type]
     )
     # The core's own (a disclosing population rate); the seed's comes with the series'.
     found = publication.report.get("warnings")
-    warnings += [w for w in (found if isinstance(found, list) else [])
-                 if w.get("code") != "publisher_seed"]
+    warnings += [
+        w for w in (found if isinstance(found, list) else []) if w.get("code") != "publisher_seed"
+    ]
     return publication, warnings

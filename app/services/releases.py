@@ -20,8 +20,14 @@ __all__ = ["get_release", "get_release_model", "list_releases", "summary"]
 
 async def list_releases(session: AsyncSession, series: Series) -> list[ReleaseListItem]:
     return [
-        ReleaseListItem(release_no=r.release_no, label=r.label, method=r.method,
-                        n_rows=r.n_rows, n_clusters=r.n_clusters, created_at=r.created_at)
+        ReleaseListItem(
+            release_no=r.release_no,
+            label=r.label,
+            method=r.method,
+            n_rows=r.n_rows,
+            n_clusters=r.n_clusters,
+            created_at=r.created_at,
+        )
         for r in await ReleaseRepository(session).list(series.id)
     ]
 
@@ -30,8 +36,10 @@ async def get_release_model(session: AsyncSession, series: Series, release_no: i
     """The release's row; 404 when the series has no such release."""
     model = await ReleaseRepository(session).get(series.id, release_no)
     if model is None:
-        raise NotFound(f"series {series.name!r} has no release {release_no}",
-                       {"series": series.name, "release_no": release_no})
+        raise NotFound(
+            f"series {series.name!r} has no release {release_no}",
+            {"series": series.name, "release_no": release_no},
+        )
     return model
 
 

@@ -44,9 +44,17 @@ from app.io.rendering import (
 from app.services import releases, risk
 from app.services.series import get_series
 
-__all__ = ["Document", "RELEASE_KEYS", "configure_memory", "clear_render_cache",
-           "store_release_documents", "release_document", "risk_document", "stream_document",
-           "render_missing"]
+__all__ = [
+    "Document",
+    "RELEASE_KEYS",
+    "configure_memory",
+    "clear_render_cache",
+    "store_release_documents",
+    "release_document",
+    "risk_document",
+    "stream_document",
+    "render_missing",
+]
 
 RELEASE_KEYS = {"json": "release.json", "ndjson": "release.ndjson"}
 #: Above this many bytes, gunzip in a worker thread rather than on the event loop.
@@ -121,20 +129,34 @@ def clear_render_cache() -> None:
 
 
 def _header(series_name: str, model: Release, release: PublishedRelease) -> dict[str, object]:
-    return release_header(release, series_name, model.method, model.params,
-                          release_no=model.release_no, label=model.label)
+    return release_header(
+        release,
+        series_name,
+        model.method,
+        model.params,
+        release_no=model.release_no,
+        label=model.label,
+    )
 
 
-async def store_release_documents(session: AsyncSession, series_name: str, model: Release,
-                                  release: PublishedRelease) -> list[DocumentMeta]:
+async def store_release_documents(
+    session: AsyncSession, series_name: str, model: Release, release: PublishedRelease
+) -> list[DocumentMeta]:
     """Render the public release (JSON, NDJSON) and store it in the caller's transaction."""
     if release.layout is not None:
-        header, clusters = layout_parts(release, series_name, model.method, model.params,
-                                        release_no=model.release_no, label=model.label)
+        header, clusters = layout_parts(
+            release,
+            series_name,
+            model.method,
+            model.params,
+            release_no=model.release_no,
+            label=model.label,
+        )
         rendered = await asyncio.to_thread(render_layout, header, clusters)
     else:
-        rendered = await asyncio.to_thread(render_release, _header(series_name, model, release),
-                                           release.clusters)
+        rendered = await asyncio.to_thread(
+            render_release, _header(series_name, model, release), release.clusters
+        )
     stored = []
     for key, document in zip(RELEASE_KEYS.values(), rendered, strict=True):
         meta = await insert_document(session, model.id, key, document, CHUNK_BYTES)
@@ -148,8 +170,9 @@ async def _stored(session: AsyncSession, release_id: int, key: str) -> DocumentM
     return meta
 
 
-async def release_document(db: Database, series_id: int, series_name: str, release_no: int,
-                           fmt: str) -> Document:
+async def release_document(
+    db: Database, series_id: int, series_name: str, release_no: int, fmt: str
+) -> Document:
     """The stored rendering of a release (rendered now if it predates renderings); 404.
 
     The hot path: metadata and bytes from this process' memory, else one statement each on
@@ -170,8 +193,7 @@ async def release_document(db: Database, series_id: int, series_name: str, relea
     return await _with_bytes(db, meta)
 
 
-async def _render_missing(db: Database, series: Series, release_no: int,
-                          key: str) -> DocumentMeta:
+async def _render_missing(db: Database, series: Series, release_no: int, key: str) -> DocumentMeta:
     """Render a release stored before renderings existed, committed at once (a cache fill,
     in a transaction of its own) so that concurrent first readers find it."""
     # One rendering per release and process at a time: fifty first readers of a large
@@ -228,8 +250,7 @@ async def _load(db: Database, meta: DocumentMeta) -> tuple[bytes, bytes]:
     if len(parts) != meta.n_chunks:
         raise _gone(meta)
     gzip = b"".join(parts)
-    identity = (await asyncio.to_thread(gunzip, gzip) if len(gzip) > _THREAD_BYTES
-                else gunzip(gzip))
+    identity = await asyncio.to_thread(gunzip, gzip) if len(gzip) > _THREAD_BYTES else gunzip(gzip)
     _MEMORY.put(meta.id, gzip, identity)
     return gzip, identity
 
@@ -238,20 +259,29 @@ def risk_key(n_releases: int, r_th: float, sees_private: bool) -> str:
     return f"risk/{n_releases}/{float(r_th)!r}/{'private' if sees_private else 'public'}"
 
 
-async def risk_document(session: AsyncSession, db: Database, series: Series, release_no: int,
-                        r_th: float | None, sees_private: bool) -> Document:
+async def risk_document(
+    session: AsyncSession,
+    db: Database,
+    series: Series,
+    release_no: int,
+    r_th: float | None,
+    sees_private: bool,
+) -> Document:
     """The risk summary of a release as of now, computed once per number of releases."""
     repo = ReleaseRepository(session)
     model = await repo.get(series.id, release_no)
     if model is None:
-        raise NotFound(f"series {series.name!r} has no release {release_no}",
-                       {"series": series.name, "release_no": release_no})
+        raise NotFound(
+            f"series {series.name!r} has no release {release_no}",
+            {"series": series.name, "release_no": release_no},
+        )
     threshold = r_th or risk.default_r_th(series)
     key = risk_key(await repo.count(series.id), threshold, sees_private)
     meta = await find_document(session, model.id, key)
     if meta is None:
-        n_releases, summary = await risk.release_risk_as_of(session, series, release_no,
-                                                            threshold, sees_private)
+        n_releases, summary = await risk.release_risk_as_of(
+            session, series, release_no, threshold, sees_private
+        )
         # The count is taken again from the releases the risk was computed on: one
         # published in between must not be filed under the older count.
         key = risk_key(n_releases, threshold, sees_private)
@@ -282,15 +312,16 @@ def _gone(meta: DocumentMeta) -> NotFound:
     return NotFound("the document's stored bytes are gone", {"document": meta.id})
 
 
-async def stream_document(db: Database, meta: DocumentMeta, gzip: bool, start: int,
-                          end: int) -> AsyncIterator[bytes]:
+async def stream_document(
+    db: Database, meta: DocumentMeta, gzip: bool, start: int, end: int
+) -> AsyncIterator[bytes]:
     """Bytes ``start..end`` (inclusive) of the gzip or identity representation, read chunk
     by chunk; the identity bytes are inflated as they go (a range skips what precedes it)."""
     size = meta.chunk_bytes
     if gzip:
         for seq in range(start // size, end // size + 1):
             data, base = await _chunk(db, meta, seq), seq * size
-            yield data[max(start - base, 0): end + 1 - base]
+            yield data[max(start - base, 0) : end + 1 - base]
         return
     inflater = zlib.decompressobj(31)
     position = 0
@@ -300,4 +331,4 @@ async def stream_document(db: Database, meta: DocumentMeta, gzip: bool, start: i
         data = await asyncio.to_thread(inflater.decompress, await _chunk(db, meta, seq))
         base, position = position, position + len(data)
         if position > start:
-            yield data[max(start - base, 0): end + 1 - base]
+            yield data[max(start - base, 0) : end + 1 - base]

@@ -36,8 +36,17 @@ from app.services.identity import individual_key
 from app.services.in_clear import rows_in_clear
 from app.services.series import effective_params, risk_threshold
 
-__all__ = ["assess", "risk_summary", "release_risk", "release_risk_as_of", "series_risk",
-           "risk_rows", "cover", "statistics", "clear_risk_cache"]
+__all__ = [
+    "assess",
+    "risk_summary",
+    "release_risk",
+    "release_risk_as_of",
+    "series_risk",
+    "risk_rows",
+    "cover",
+    "statistics",
+    "clear_risk_cache",
+]
 
 _CACHE: OrderedDict[tuple[int, int, int, float], ReleaseRisk] = OrderedDict()
 _CACHE_SIZE = 64
@@ -54,8 +63,9 @@ def default_r_th(series: Series) -> float:
     return PublishParams().r_th if found is None else found
 
 
-async def assess(series_id: int, releases: Sequence[PublishedRelease], index: int,
-                 r_th: float) -> ReleaseRisk:
+async def assess(
+    series_id: int, releases: Sequence[PublishedRelease], index: int, r_th: float
+) -> ReleaseRisk:
     """``app.core.risk.assess.assess_release`` in a worker thread, cached."""
     key = (series_id, len(releases), index, float(r_th))
     found = _CACHE.get(key)
@@ -69,9 +79,14 @@ async def assess(series_id: int, releases: Sequence[PublishedRelease], index: in
     return found
 
 
-def risk_summary(risk: ReleaseRisk, release: PublishedRelease, counterfeits: int,
-                 published_only: bool, suppressed: dict[str, int] | None = None,
-                 in_clear: dict[str, int] | None = None) -> RiskSummary:
+def risk_summary(
+    risk: ReleaseRisk,
+    release: PublishedRelease,
+    counterfeits: int,
+    published_only: bool,
+    suppressed: dict[str, int] | None = None,
+    in_clear: dict[str, int] | None = None,
+) -> RiskSummary:
     """The API.md risk body from a core ``ReleaseRisk``; ``in_clear``: rows of the release
     that print a term private as of now, per term (:func:`in_clear_as_of_now`)."""
     return RiskSummary(
@@ -95,16 +110,16 @@ def risk_summary(risk: ReleaseRisk, release: PublishedRelease, counterfeits: int
 def in_clear_as_of_now(series: Series, release: PublishedRelease) -> dict[str, int]:
     """Rows of ``release`` that print in clear a term the series holds private now (made
     private by a later release), per term (review item 4; :mod:`app.services.in_clear`)."""
-    return rows_in_clear(release, frozenset(series.private_terms),
-                         series.private_match)  # type: ignore[arg-type]
+    return rows_in_clear(release, frozenset(series.private_terms), series.private_match)  # type: ignore[arg-type]
 
 
 def public_counterfeits(release: PublishedRelease) -> int:
     return sum(c.counterfeits for c in release.clusters) + release.global_counterfeits
 
 
-async def counterfeits_for(session: AsyncSession, model: Release, release: PublishedRelease,
-                           sees_private: bool) -> tuple[int, bool]:
+async def counterfeits_for(
+    session: AsyncSession, model: Release, release: PublishedRelease, sees_private: bool
+) -> tuple[int, bool]:
     """All counterfeit rows for auditors; the published ones for everybody else."""
     if sees_private:
         rows = await ReleaseRepository(session).counterfeit_rows(model.id)
@@ -112,67 +127,104 @@ async def counterfeits_for(session: AsyncSession, model: Release, release: Publi
     return public_counterfeits(release), True
 
 
-async def suppressed_for(session: AsyncSession, model: Release,
-                         sees_private: bool) -> dict[str, int] | None:
+async def suppressed_for(
+    session: AsyncSession, model: Release, sees_private: bool
+) -> dict[str, int] | None:
     """Suppressed copies per term for auditors and admins; ``None`` for everybody else."""
     if not sees_private:
         return None
     return await ReleaseRepository(session).suppressed(model.id)
 
 
-async def _release_index(session: AsyncSession, series: Series, release_no: int
-                         ) -> tuple[list[Release], list[PublishedRelease], int]:
+async def _release_index(
+    session: AsyncSession, series: Series, release_no: int
+) -> tuple[list[Release], list[PublishedRelease], int]:
     models, releases = await load_public_releases(session, series)
     index = next((i for i, m in enumerate(models) if m.release_no == release_no), None)
     if index is None:
-        raise NotFound(f"series {series.name!r} has no release {release_no}",
-                       {"series": series.name, "release_no": release_no})
+        raise NotFound(
+            f"series {series.name!r} has no release {release_no}",
+            {"series": series.name, "release_no": release_no},
+        )
     return models, releases, index
 
 
-async def release_risk(session: AsyncSession, series: Series, release_no: int,
-                       r_th: float | None, sees_private: bool) -> RiskSummary:
+async def release_risk(
+    session: AsyncSession, series: Series, release_no: int, r_th: float | None, sees_private: bool
+) -> RiskSummary:
     models, releases, i = await _release_index(session, series, release_no)
     risk = await assess(series.id, releases, i, r_th or default_r_th(series))
     cf, public = await counterfeits_for(session, models[i], releases[i], sees_private)
-    return risk_summary(risk, releases[i], cf, public,
-                        await suppressed_for(session, models[i], sees_private),
-                        in_clear_as_of_now(series, releases[i]))
+    return risk_summary(
+        risk,
+        releases[i],
+        cf,
+        public,
+        await suppressed_for(session, models[i], sees_private),
+        in_clear_as_of_now(series, releases[i]),
+    )
 
 
-async def release_risk_as_of(session: AsyncSession, series: Series, release_no: int,
-                             r_th: float, sees_private: bool) -> tuple[int, RiskSummary]:
+async def release_risk_as_of(
+    session: AsyncSession, series: Series, release_no: int, r_th: float, sees_private: bool
+) -> tuple[int, RiskSummary]:
     """The risk summary and the number of releases it counts (its cache key)."""
     models, releases, i = await _release_index(session, series, release_no)
     risk = await assess(series.id, releases, i, r_th)
     cf, public = await counterfeits_for(session, models[i], releases[i], sees_private)
-    return len(models), risk_summary(risk, releases[i], cf, public,
-                                     await suppressed_for(session, models[i], sees_private),
-                                     in_clear_as_of_now(series, releases[i]))
+    return len(models), risk_summary(
+        risk,
+        releases[i],
+        cf,
+        public,
+        await suppressed_for(session, models[i], sees_private),
+        in_clear_as_of_now(series, releases[i]),
+    )
 
 
-async def series_risk(session: AsyncSession, series: Series, r_th: float | None,
-                      sees_private: bool) -> list[RiskSummary]:
+async def series_risk(
+    session: AsyncSession, series: Series, r_th: float | None, sees_private: bool
+) -> list[RiskSummary]:
     models, releases = await load_public_releases(session, series)
     result = []
     for i, (model, release) in enumerate(zip(models, releases, strict=True)):
         risk = await assess(series.id, releases, i, r_th or default_r_th(series))
         cf, public = await counterfeits_for(session, model, release, sees_private)
-        result.append(risk_summary(risk, release, cf, public,
-                                   await suppressed_for(session, model, sees_private),
-                                   in_clear_as_of_now(series, release)))
+        result.append(
+            risk_summary(
+                risk,
+                release,
+                cf,
+                public,
+                await suppressed_for(session, model, sees_private),
+                in_clear_as_of_now(series, release),
+            )
+        )
     return result
 
 
-async def risk_rows(session: AsyncSession, series: Series, release_no: int, r_th: float | None,
-                    offset: int, limit: int) -> RowRiskPage:
+async def risk_rows(
+    session: AsyncSession,
+    series: Series,
+    release_no: int,
+    r_th: float | None,
+    offset: int,
+    limit: int,
+) -> RowRiskPage:
     _, releases, i = await _release_index(session, series, release_no)
     risk = await assess(series.id, releases, i, r_th or default_r_th(series))
     rows = risk.rows
     return RowRiskPage(
-        release_no=release_no, offset=offset, limit=limit, total=len(rows),
-        rows=[RowRiskOut(cluster_id=r.cluster_id, row=list(r.row), serial_risk=r.serial_risk,
-                         term=r.term) for r in rows[offset:offset + limit]],
+        release_no=release_no,
+        offset=offset,
+        limit=limit,
+        total=len(rows),
+        rows=[
+            RowRiskOut(
+                cluster_id=r.cluster_id, row=list(r.row), serial_risk=r.serial_risk, term=r.term
+            )
+            for r in rows[offset : offset + limit]
+        ],
     )
 
 
@@ -180,17 +232,26 @@ async def cover(session: AsyncSession, series: Series, release_no: int) -> list[
     _, releases, i = await _release_index(session, series, release_no)
     entries = await asyncio.to_thread(release_cover, releases, i)
     return [
-        CoverEntryOut(cluster_id=e.cluster_id, other_release=e.other_release,
-                      other_cluster_id=e.other_cluster_id, size=e.size, ranges=dict(e.ranges))
+        CoverEntryOut(
+            cluster_id=e.cluster_id,
+            other_release=e.other_release,
+            other_cluster_id=e.other_cluster_id,
+            size=e.size,
+            ranges=dict(e.ranges),
+        )
         for e in entries
     ]
 
 
-async def statistics(session: AsyncSession, series: Series, secret: bytes,
-                     individual: str) -> StatisticsOut:
+async def statistics(
+    session: AsyncSession, series: Series, secret: bytes, individual: str
+) -> StatisticsOut:
     if series.method != "wong":
-        raise NotFound(f"series {series.name!r} uses {series.method}, which keeps no statistics "
-                       "file", {"series": series.name}, code="no_statistics_file")
+        raise NotFound(
+            f"series {series.name!r} uses {series.method}, which keeps no statistics file",
+            {"series": series.name},
+            code="no_statistics_file",
+        )
     from app.core.variants.wong import breach_probability
 
     found = await statistics_of(session, series.id, individual_key(secret, individual))

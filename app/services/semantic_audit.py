@@ -43,8 +43,13 @@ from app.services.payload import decode_corpus, encode_corpus, publication_input
 from app.services.progress import ProgressTracker, flush_progress
 from app.services.series import AUDIT_PARAM, effective_params
 
-__all__ = ["ATTACK_PHASE", "attack_report", "audit_publication", "audit_settings",
-           "upload_background"]
+__all__ = [
+    "ATTACK_PHASE",
+    "attack_report",
+    "audit_publication",
+    "audit_settings",
+    "upload_background",
+]
 
 _log = logger("serialpub.audit")
 
@@ -60,9 +65,15 @@ def audit_settings(series: Series) -> AuditSettings:
     return parse_audit_settings(series.params.get(AUDIT_PARAM))
 
 
-async def audit_publication(session: AsyncSession, runtime: Runtime, series: Series, job: Job,
-                            publication: Publication, release_id: int,
-                            tracker: ProgressTracker) -> None:
+async def audit_publication(
+    session: AsyncSession,
+    runtime: Runtime,
+    series: Series,
+    job: Job,
+    publication: Publication,
+    release_id: int,
+    tracker: ProgressTracker,
+) -> None:
     """Attack the release job ``job`` just stored and keep the report (no-op when the series
     has no audit). Runs off the event loop; reports progress as phase ``attack``."""
     settings = audit_settings(series)
@@ -79,13 +90,18 @@ async def audit_publication(session: AsyncSession, runtime: Runtime, series: Ser
             await flusher
     seconds = float(report.get("seconds") or 0.0)
     await AttackRepository(session).add_report(release_id, report, seconds)
-    _log.info("semantic audit", status=report["status"], reason=report["reason"],
-              seconds=seconds)
+    _log.info("semantic audit", status=report["status"], reason=report["reason"], seconds=seconds)
 
 
-async def _audit(session: AsyncSession, series: Series, job: Job, publication: Publication,
-                 release_id: int, settings: AuditSettings,
-                 tracker: ProgressTracker) -> dict[str, Any]:
+async def _audit(
+    session: AsyncSession,
+    series: Series,
+    job: Job,
+    publication: Publication,
+    release_id: int,
+    settings: AuditSettings,
+    tracker: ProgressTracker,
+) -> dict[str, Any]:
     started = time.perf_counter()
     payload = await JobRepository(session).payload(job.id)
     if payload is None:
@@ -105,10 +121,17 @@ async def _audit(session: AsyncSession, series: Series, job: Job, publication: P
 
     def run() -> dict[str, Any]:
         corpus = _transactions(decode_corpus(payload), series, job.extra_private_terms)
-        return audit_report(corpus, publication.release, publication.ledger, background,
-                            settings, method=series.method,
-                            series_seed=_series_seed(series), progress=progress,
-                            disassociation=publication.disassociation)
+        return audit_report(
+            corpus,
+            publication.release,
+            publication.ledger,
+            background,
+            settings,
+            method=series.method,
+            series_seed=_series_seed(series),
+            progress=progress,
+            disassociation=publication.disassociation,
+        )
 
     try:
         report = await asyncio.to_thread(run)
@@ -130,16 +153,21 @@ def _series_seed(series: Series) -> int:
     return int(getattr(effective_params(series), "seed", None) or 0)
 
 
-def _transactions(corpus: CompactCorpus, series: Series, extra: Sequence[str]
-                  ) -> list[Transaction]:
+def _transactions(corpus: CompactCorpus, series: Series, extra: Sequence[str]) -> list[Transaction]:
     # The same terms the publication saw: private spellings folded the series' way.
-    transactions, _, _ = publication_input(corpus, series.private_terms, extra,
-                                           series.private_match)  # type: ignore[arg-type]
+    transactions, _, _ = publication_input(
+        corpus, series.private_terms, extra, series.private_match
+    )  # type: ignore[arg-type]
     return transactions
 
 
-async def _background(session: AsyncSession, series: Series, settings: AuditSettings,
-                      release: PublishedRelease, release_id: int) -> list[list[str]] | None:
+async def _background(
+    session: AsyncSession,
+    series: Series,
+    settings: AuditSettings,
+    release: PublishedRelease,
+    release_id: int,
+) -> list[list[str]] | None:
     """The attacker's background: the series' public rows up to this release (what every
     analyst holds once it is out), or the uploaded corpus (``None`` when there is none)."""
     if settings.background == "uploaded":
@@ -148,7 +176,8 @@ async def _background(session: AsyncSession, series: Series, settings: AuditSett
             return None
         payload = stored.payload
         return await asyncio.to_thread(
-            lambda: [sorted(t.terms) for t in _transactions(decode_corpus(payload), series, [])])
+            lambda: [sorted(t.terms) for t in _transactions(decode_corpus(payload), series, [])]
+        )
     earlier = [m for m in await ReleaseRepository(session).list(series.id) if m.id != release_id]
     releases = await load_releases(session, earlier)
     # Disassociated releases publish chunks, not rows: their layouts are the background.
@@ -156,18 +185,19 @@ async def _background(session: AsyncSession, series: Series, settings: AuditSett
     return published_background([*releases, release])
 
 
-async def upload_background(session: AsyncSession, series: Series,
-                            corpus: Corpus) -> BackgroundOut:
+async def upload_background(session: AsyncSession, series: Series, corpus: Corpus) -> BackgroundOut:
     """Store (or replace) the series' background corpus."""
     payload = await asyncio.to_thread(encode_corpus, corpus.compact)
     stored = await AttackRepository(session).put_background(series.id, payload, len(corpus))
-    return BackgroundOut(series=series.name, transactions=stored.n_transactions,
-                         uploaded_at=stored.uploaded_at,
-                         used=audit_settings(series).background == "uploaded")
+    return BackgroundOut(
+        series=series.name,
+        transactions=stored.n_transactions,
+        uploaded_at=stored.uploaded_at,
+        used=audit_settings(series).background == "uploaded",
+    )
 
 
-async def attack_report(session: AsyncSession, series: Series,
-                        release_no: int) -> AttackReportOut:
+async def attack_report(session: AsyncSession, series: Series, release_no: int) -> AttackReportOut:
     """The kept report of release ``release_no``; 404 when there is no such release or no
     audit ran for it."""
     model = await ReleaseRepository(session).get(series.id, release_no)
@@ -176,7 +206,11 @@ async def attack_report(session: AsyncSession, series: Series,
         raise NotFound(f"series {series.name!r} has no release {release_no}", where)
     kept = await AttackRepository(session).report(model.id)
     if kept is None:
-        raise NotFound(f"no semantic audit ran for release {release_no} of {series.name!r}",
-                       where, code="no_attack_report")
-    return AttackReportOut(series=series.name, release_no=release_no,
-                           created_at=kept.created_at, **kept.report)
+        raise NotFound(
+            f"no semantic audit ran for release {release_no} of {series.name!r}",
+            where,
+            code="no_attack_report",
+        )
+    return AttackReportOut(
+        series=series.name, release_no=release_no, created_at=kept.created_at, **kept.report
+    )

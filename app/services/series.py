@@ -19,8 +19,16 @@ from app.io.terms import normalize_private_terms
 from app.methods.registry import get_method
 from app.schemas.series import SeriesCreate, SeriesOut
 
-__all__ = ["create_series", "get_series", "list_series", "series_out", "effective_params",
-           "echoed_params", "risk_threshold", "series_warnings"]
+__all__ = [
+    "create_series",
+    "get_series",
+    "list_series",
+    "series_out",
+    "effective_params",
+    "echoed_params",
+    "risk_threshold",
+    "series_warnings",
+]
 
 
 #: The series parameter that is not a method's (SPEC 11): validated and echoed on its own.
@@ -60,8 +68,10 @@ def series_out(series: Series, n_releases: int) -> SeriesOut:
         method=series.method,
         private_terms=list(series.private_terms),
         private_match=series.private_match,
-        params={**echoed_params(series),
-                AUDIT_PARAM: parse_audit_settings(series.params.get(AUDIT_PARAM)).as_dict()},
+        params={
+            **echoed_params(series),
+            AUDIT_PARAM: parse_audit_settings(series.params.get(AUDIT_PARAM)).as_dict(),
+        },
         n_releases=n_releases,
         created_at=series.created_at,
         warnings=series_warnings(series),
@@ -92,8 +102,9 @@ async def create_series(session: AsyncSession, body: SeriesCreate) -> Series:
     try:
         return await repo.add(series)
     except IntegrityError:
-        raise Conflict(f"series {body.name!r} exists", {"name": body.name},
-                       code="name_taken") from None
+        raise Conflict(
+            f"series {body.name!r} exists", {"name": body.name}, code="name_taken"
+        ) from None
 
 
 async def get_series(session: AsyncSession, name: str) -> Series:

@@ -148,8 +148,10 @@ def warm_up(methods: list[str]) -> None:
         history = SeriesHistory()
         try:
             for start in (0, 50):
-                snapshot = [Transaction(t.terms, f"p{start + i}")
-                            for i, t in enumerate(corpus[start:start + 100])]
+                snapshot = [
+                    Transaction(t.terms, f"p{start + i}")
+                    for i, t in enumerate(corpus[start : start + 100])
+                ]
                 params = method_params(method, 8.0, 10, 0)
                 _remember(history, publish(method, history, snapshot, private, params))
         except Exception:  # a broken method is reported by the measured run itself
@@ -167,8 +169,9 @@ def run_unit(unit: Unit) -> dict[str, Any]:
         "status": "ok",
     }
     private = private_terms_of(unit.corpus, unit.private_fraction, unit.seed)
-    params = method_params(unit.method, unit.setting.r_th, unit.cluster_size, unit.seed,
-                           unit.anony_r_th)
+    params = method_params(
+        unit.method, unit.setting.r_th, unit.cluster_size, unit.seed, unit.anony_r_th
+    )
     if params.anony_r_th is not None:
         record["anony_r_th"] = params.anony_r_th
     history = SeriesHistory()
@@ -222,14 +225,19 @@ def judge_rows_at_risk(history: SeriesHistory, unit: Unit) -> list[int] | None:
         return None
     with tempfile.TemporaryDirectory() as folder:
         for release in history.releases:
-            document = release_document(release, "evaluation", unit.method,
-                                        {"r_th": unit.setting.r_th})
+            document = release_document(
+                release, "evaluation", unit.method, {"r_th": unit.setting.r_th}
+            )
             name = f"release-{release.release_no:03d}.json"
             (Path(folder) / name).write_text(json.dumps(document), encoding="utf-8")
-        done = subprocess.run([sys.executable, str(JUDGE), folder], capture_output=True,
-                              text=True, check=False)
-    found = [int(line.rsplit(":", 1)[1]) for line in done.stdout.splitlines()
-             if line.startswith("release ") and ": " in line]
+        done = subprocess.run(
+            [sys.executable, str(JUDGE), folder], capture_output=True, text=True, check=False
+        )
+    found = [
+        int(line.rsplit(":", 1)[1])
+        for line in done.stdout.splitlines()
+        if line.startswith("release ") and ": " in line
+    ]
     return found if len(found) == len(history.releases) else None
 
 

@@ -56,8 +56,11 @@ LINES = {
     "scomp": ("D", "-"),
     "wong": ("v", "-"),
 }
-BAND_COLOURS = {"low": ("#c6dbef", "#2171b5"), "medium": ("#fdd0a2", "#d94801"),
-                "high": ("#c7e9c0", "#238b45")}
+BAND_COLOURS = {
+    "low": ("#c6dbef", "#2171b5"),
+    "medium": ("#fdd0a2", "#d94801"),
+    "high": ("#c7e9c0", "#238b45"),
+}
 SWEEP_TITLES = {
     "sz": "sample size sz",
     "rep": "repeat rate rep",
@@ -94,11 +97,12 @@ def _tick(name: str, value: float) -> str:
 def _grid(plan: Plan, extra: int, title: str) -> tuple[Figure, np.ndarray]:
     columns = len(_panels(plan)) + extra
     fig, axes = plt.subplots(
-        len(plan.corpora), columns, figsize=(4.6 * columns, 3.6 * len(plan.corpora) + 1.0),
+        len(plan.corpora),
+        columns,
+        figsize=(4.6 * columns, 3.6 * len(plan.corpora) + 1.0),
         squeeze=False,
     )
-    fig.suptitle(title, fontsize=13, fontweight="bold", y=1 - 0.15 / fig.get_figheight(),
-                 va="top")
+    fig.suptitle(title, fontsize=13, fontweight="bold", y=1 - 0.15 / fig.get_figheight(), va="top")
     return fig, axes
 
 
@@ -148,15 +152,37 @@ def _grouped_bars(
     for k, (name, values, style) in enumerate(series):
         shown = [i for i, v in enumerate(values) if np.isfinite(v[0])]
         means = np.array([values[i][0] for i in shown])
-        errors = np.array([[values[i][0] - values[i][1] for i in shown],
-                           [values[i][2] - values[i][0] for i in shown]]).reshape(2, len(shown))
+        errors = np.array(
+            [
+                [values[i][0] - values[i][1] for i in shown],
+                [values[i][2] - values[i][0] for i in shown],
+            ]
+        ).reshape(2, len(shown))
         position = x[shown] - 0.4 + width * (k + 0.5)
         for i, value in enumerate(values):
             if value == FAILED:
-                ax.plot(x[i] - 0.4 + width * (k + 0.5), 0, "x", color="red", mew=2,
-                        markersize=8, clip_on=False, zorder=5)
-        bars.append(ax.bar(position, means, width, label=name, yerr=errors, capsize=2,
-                           error_kw={"lw": 0.8}, **style))
+                ax.plot(
+                    x[i] - 0.4 + width * (k + 0.5),
+                    0,
+                    "x",
+                    color="red",
+                    mew=2,
+                    markersize=8,
+                    clip_on=False,
+                    zorder=5,
+                )
+        bars.append(
+            ax.bar(
+                position,
+                means,
+                width,
+                label=name,
+                yerr=errors,
+                capsize=2,
+                error_kw={"lw": 0.8},
+                **style,
+            )
+        )
     ax.set_xticks(x, labels)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
@@ -171,9 +197,13 @@ def _plain_log(ax: Axes) -> None:
     """Log y axis labelled 0.01, 0.02, 0.05, 0.1 ... instead of powers of ten."""
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_formatter(FuncFormatter(
-        lambda v, _: f"{v:g}" if v > 0 and round(v / 10 ** np.floor(np.log10(v))) in (2, 5)
-        else ""))
+    ax.yaxis.set_minor_formatter(
+        FuncFormatter(
+            lambda v, _: (
+                f"{v:g}" if v > 0 and round(v / 10 ** np.floor(np.log10(v))) in (2, 5) else ""
+            )
+        )
+    )
     ax.grid(alpha=0.3, which="both")
 
 
@@ -188,8 +218,10 @@ def _finish(fig: Figure, plan: Plan, path: Path, handles: list[Artist] | None = 
     if handles is None:
         handles, _ = fig.axes[0].get_legend_handles_labels()
     if any(line.get_marker() == "x" for ax in fig.axes for line in ax.lines):
-        handles = [*handles, Line2D([], [], color="red", marker="x", ls="", mew=2,
-                                        label="failed (every seed)")]
+        handles = [
+            *handles,
+            Line2D([], [], color="red", marker="x", ls="", mew=2, label="failed (every seed)"),
+        ]
     labels = [str(h.get_label()) for h in handles]
     # One legend row when it fits the width (about 9 characters an inch), else several.
     width = sum(len(label) + 6 for label in labels) / 9
@@ -199,8 +231,15 @@ def _finish(fig: Figure, plan: Plan, path: Path, handles: list[Artist] | None = 
     height = fig.get_figheight()
     # The subtitle on as many lines as the width needs (about 14 characters an inch at 9 pt).
     subtitle = textwrap.wrap(_subtitle(plan), max(40, int(fig.get_figwidth() * 14)))
-    fig.text(0.5, 1 - 0.5 / height, "\n".join(subtitle), ha="center", va="top", fontsize=9,
-             color="#444444")
+    fig.text(
+        0.5,
+        1 - 0.5 / height,
+        "\n".join(subtitle),
+        ha="center",
+        va="top",
+        fontsize=9,
+        color="#444444",
+    )
     top = 0.75 + 0.16 * (len(subtitle) - 1)
     fig.tight_layout(rect=(0, (0.15 + 0.3 * rows) / height, 1, 1 - top / height))
     fig.savefig(path, dpi=110)
@@ -217,17 +256,25 @@ def figure_rows_at_risk(plan: Plan, summaries: list[dict[str, Any]], path: Path)
             settings = [_setting(plan, sweep, v) for v in values]
             series = []
             for m in methods:
-                found = [_measure(lookup(summaries, source.label, s, m), "rows_at_risk")
-                         for s in settings]
+                found = [
+                    _measure(lookup(summaries, source.label, s, m), "rows_at_risk")
+                    for s in settings
+                ]
                 series.append((_name(plan, m), found, {"color": COLOURS[m]}))
             bars = _grouped_bars(ax, [_tick(sweep, v) for v in values], series)
             for group, (_, found, _) in zip(bars, series, strict=True):
                 shown = [v for v in found if np.isfinite(v[0])]
                 for bar, value in zip(group, shown, strict=True):
                     if value[0] == 0:
-                        ax.annotate("0", (bar.get_x() + bar.get_width() / 2, 0), ha="center",
-                                    va="bottom", fontsize=7, xytext=(0, 1),
-                                    textcoords="offset points")
+                        ax.annotate(
+                            "0",
+                            (bar.get_x() + bar.get_width() / 2, 0),
+                            ha="center",
+                            va="bottom",
+                            fontsize=7,
+                            xytext=(0, 1),
+                            textcoords="offset points",
+                        )
             _label_panel(ax, source.label, sweep, "rows at risk")
     _finish(fig, plan, path)
 
@@ -247,26 +294,56 @@ def figure_counterfeits(plan: Plan, summaries: list[dict[str, Any]], path: Path)
             settings = [_setting(plan, sweep, v) for v in values]
             series = []
             for m in methods:
-                found = [_measure(lookup(summaries, source.label, s, m), "counterfeit_rate", 100)
-                         for s in settings]
+                found = [
+                    _measure(lookup(summaries, source.label, s, m), "counterfeit_rate", 100)
+                    for s in settings
+                ]
                 series.append((_name(plan, m), found, {"color": COLOURS[m]}))
             bars = _grouped_bars(ax, [_tick(sweep, v) for v in values], series)
             for group, m in zip(bars, methods, strict=True):
-                worst = [_measure(lookup(summaries, source.label, s, m), "worst_release_rate",
-                                  100)[0] for s in settings]
+                worst = [
+                    _measure(lookup(summaries, source.label, s, m), "worst_release_rate", 100)[0]
+                    for s in settings
+                ]
                 centres = [b.get_x() + b.get_width() / 2 for b in group]
                 worst = [w for w in worst if np.isfinite(w)]
-                ax.plot(centres, worst, "D", color="black", mfc="white", markersize=4.5, mew=1.2,
-                        ls="", zorder=4)
+                ax.plot(
+                    centres,
+                    worst,
+                    "D",
+                    color="black",
+                    mfc="white",
+                    markersize=4.5,
+                    mew=1.2,
+                    ls="",
+                    zorder=4,
+                )
             _paper_lines(ax)
             _label_panel(ax, source.label, sweep, "counterfeit rows (%)")
-        _per_release_panel(axes[r, -1], plan, summaries, source.label, methods,
-                           "counterfeit_rate", 100, "counterfeit rows (%)")
+        _per_release_panel(
+            axes[r, -1],
+            plan,
+            summaries,
+            source.label,
+            methods,
+            "counterfeit_rate",
+            100,
+            "counterfeit rows (%)",
+        )
         _paper_lines(axes[r, -1])
     handles: list[Artist] = [Patch(color=COLOURS[m], label=_name(plan, m)) for m in methods]
     handles += [
-        Line2D([], [], color="black", marker="D", mfc="white", ls="", markersize=4.5, mew=1.2,
-               label="worst release"),
+        Line2D(
+            [],
+            [],
+            color="black",
+            marker="D",
+            mfc="white",
+            ls="",
+            markersize=4.5,
+            mew=1.2,
+            label="worst release",
+        ),
         Line2D([], [], color="grey", ls=":", label="paper: Sanony mean 1%"),
         Line2D([], [], color="grey", ls="--", label="paper: Sanony worst 4%"),
     ]
@@ -299,8 +376,15 @@ def _per_release_panel(
         highs = np.array([s["max"] * scale if s else np.nan for s in stats])
         shown = releases[: len(means)]
         marker, style = LINES[m]
-        ax.plot(shown, means, marker=marker, ls=style, color=COLOURS[m], label=_name(plan, m),
-                mfc="none" if style == "--" else COLOURS[m])
+        ax.plot(
+            shown,
+            means,
+            marker=marker,
+            ls=style,
+            color=COLOURS[m],
+            label=_name(plan, m),
+            mfc="none" if style == "--" else COLOURS[m],
+        )
         ax.fill_between(shown, lows, highs, color=COLOURS[m], alpha=0.15, lw=0)
     ax.set_xticks(releases)
     ax.set_title(f"{corpus}: per release (defaults)", fontsize=11)
@@ -313,8 +397,9 @@ def figure_utility(plan: Plan, summaries: list[dict[str, Any]], path: Path) -> N
     """Fig. 8: mean relative error (formula 21) per support band, Anony (light, hatched)
     against Sanony (dark)."""
     where = "source corpus" if plan.bands_on == "source" else "snapshot"
-    fig, axes = _grid(plan, 0, f"Fig. 8 - relative error of term-pair supports (formula 21; "
-                      f"bands on the {where})")
+    fig, axes = _grid(
+        plan, 0, f"Fig. 8 - relative error of term-pair supports (formula 21; bands on the {where})"
+    )
     pairs = [(band, m) for band in BANDS for m in ("anony", "sanony") if m in plan.methods]
     for r, source in enumerate(plan.corpora):
         for c, (sweep, values) in enumerate(_panels(plan)):
@@ -323,10 +408,14 @@ def figure_utility(plan: Plan, summaries: list[dict[str, Any]], path: Path) -> N
             for band, m in pairs:
                 found = [_utility(lookup(summaries, source.label, s, m), band) for s in settings]
                 light, dark = BAND_COLOURS[band]
-                style = ({"color": light, "hatch": "//", "edgecolor": dark, "lw": 0}
-                         if m == "anony" else {"color": dark})
-                series.append((f"{_name(plan, m)}, {band} ({BANDS[band][0]}-{BANDS[band][1]})",
-                               found, style))
+                style = (
+                    {"color": light, "hatch": "//", "edgecolor": dark, "lw": 0}
+                    if m == "anony"
+                    else {"color": dark}
+                )
+                series.append(
+                    (f"{_name(plan, m)}, {band} ({BANDS[band][0]}-{BANDS[band][1]})", found, style)
+                )
             _grouped_bars(axes[r, c], [_tick(sweep, v) for v in values], series)
             _label_panel(axes[r, c], source.label, sweep, "relative error re")
     _finish(fig, plan, path)
@@ -342,15 +431,27 @@ def _utility(entry: dict[str, Any] | None, band: str) -> tuple[float, ...]:
 def figure_utility_methods(plan: Plan, summaries: list[dict[str, Any]], path: Path) -> None:
     """Fig. 8b: relative error per band of every method run, at the default setting."""
     methods = _methods(plan)
-    fig, axes = plt.subplots(1, len(plan.corpora), figsize=(6.2 * len(plan.corpora), 4.6),
-                             squeeze=False)
-    fig.suptitle("Fig. 8b - relative error per support band, every method (defaults)",
-                 fontsize=13, fontweight="bold", y=1 - 0.15 / fig.get_figheight(), va="top")
+    fig, axes = plt.subplots(
+        1, len(plan.corpora), figsize=(6.2 * len(plan.corpora), 4.6), squeeze=False
+    )
+    fig.suptitle(
+        "Fig. 8b - relative error per support band, every method (defaults)",
+        fontsize=13,
+        fontweight="bold",
+        y=1 - 0.15 / fig.get_figheight(),
+        va="top",
+    )
     labels = [f"{band} ({lo}-{hi})" for band, (lo, hi) in BANDS.items()]
     for c, source in enumerate(plan.corpora):
         series = [
-            (_name(plan, m), [_utility(lookup(summaries, source.label, plan.default, m), band)
-                        for band in BANDS], {"color": COLOURS[m]})
+            (
+                _name(plan, m),
+                [
+                    _utility(lookup(summaries, source.label, plan.default, m), band)
+                    for band in BANDS
+                ],
+                {"color": COLOURS[m]},
+            )
             for m in methods
         ]
         ax = axes[0, c]
@@ -371,33 +472,59 @@ def figure_runtime(plan: Plan, summaries: list[dict[str, Any]], path: Path) -> N
             ax = axes[r, c]
             failures: list[int] = []
             for m in methods:
-                found = np.array([
-                    _measure(lookup(summaries, source.label, _setting(plan, sweep, v), m),
-                             "mean_publish_seconds") for v in values
-                ])
+                found = np.array(
+                    [
+                        _measure(
+                            lookup(summaries, source.label, _setting(plan, sweep, v), m),
+                            "mean_publish_seconds",
+                        )
+                        for v in values
+                    ]
+                )
                 failed = [i for i, row in enumerate(found) if row[0] == -np.inf]
                 found[~np.isfinite(found)] = np.nan
                 x = np.arange(len(values))
                 marker, style = LINES[m]
-                ax.plot(x, found[:, 0], marker=marker, ls=style, color=COLOURS[m],
-                        label=_name(plan, m), mfc="none" if style == "--" else COLOURS[m])
+                ax.plot(
+                    x,
+                    found[:, 0],
+                    marker=marker,
+                    ls=style,
+                    color=COLOURS[m],
+                    label=_name(plan, m),
+                    mfc="none" if style == "--" else COLOURS[m],
+                )
                 ax.fill_between(x, found[:, 1], found[:, 2], color=COLOURS[m], alpha=0.15, lw=0)
                 failures.extend(failed)
             ax.set_xticks(np.arange(len(values)), [_tick(sweep, v) for v in values])
             _plain_log(ax)
             for i in sorted(set(failures)):
-                ax.plot(i, ax.get_ylim()[0], "x", color="red", mew=2, markersize=8,
-                        clip_on=False, zorder=5)
+                ax.plot(
+                    i,
+                    ax.get_ylim()[0],
+                    "x",
+                    color="red",
+                    mew=2,
+                    markersize=8,
+                    clip_on=False,
+                    zorder=5,
+                )
             _label_panel(ax, source.label, sweep, "seconds per release (log)")
-        _per_release_panel(axes[r, -1], plan, summaries, source.label, methods,
-                           "publish_seconds", 1.0, "seconds (log)")
+        _per_release_panel(
+            axes[r, -1],
+            plan,
+            summaries,
+            source.label,
+            methods,
+            "publish_seconds",
+            1.0,
+            "seconds (log)",
+        )
         _plain_log(axes[r, -1])
     _finish(fig, plan, path)
 
 
-def write_figures(
-    plan: Plan, summaries: list[dict[str, Any]], directory: Path
-) -> dict[str, Path]:
+def write_figures(plan: Plan, summaries: list[dict[str, Any]], directory: Path) -> dict[str, Path]:
     """Write the figures of the experiments run; returns experiment -> PNG path."""
     directory.mkdir(parents=True, exist_ok=True)
     makers = {

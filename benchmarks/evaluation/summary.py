@@ -69,8 +69,9 @@ def summarise(units: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         if ok and "utility" in ok[0]:
             entry["utility"] = {
                 band: {
-                    key: _stat([m["utility"][band][key] for m in ok
-                                if m["utility"][band][key] is not None])
+                    key: _stat(
+                        [m["utility"][band][key] for m in ok if m["utility"][band][key] is not None]
+                    )
                     for key in ("re", "re_private")
                 }
                 for band in BANDS

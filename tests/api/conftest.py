@@ -37,8 +37,9 @@ async def _drain(client: httpx.AsyncClient, url: str) -> None:
 
 
 @pytest.fixture
-async def client(app_client: httpx.AsyncClient, settings: Settings,
-                 database_url: str) -> AsyncIterator[httpx.AsyncClient]:
+async def client(
+    app_client: httpx.AsyncClient, settings: Settings, database_url: str
+) -> AsyncIterator[httpx.AsyncClient]:
     runtime = await start_runtime(settings)  # recreates the admin key after truncation
     await runtime.db.dispose()
     try:
@@ -56,8 +57,13 @@ async def client(app_client: httpx.AsyncClient, settings: Settings,
 
 
 PAPER_PARAMS: dict[str, Any] = {
-    "r_th": 2, "cluster_size": 2, "seed": 7, "anony_r_th": 2,
-    "backward": "every_overlap", "forward_perturbation": True, "align": False,
+    "r_th": 2,
+    "cluster_size": 2,
+    "seed": 7,
+    "anony_r_th": 2,
+    "backward": "every_overlap",
+    "forward_perturbation": True,
+    "align": False,
 }
 
 
@@ -70,11 +76,16 @@ def forked_compute(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(compute, "START_METHOD", "fork")
 
 
-async def create_series(client: httpx.AsyncClient, name: str = "prison-health",
-                        method: str = "sanony", private_terms: list[str] | None = None,
-                        params: dict[str, Any] | None = None) -> dict[str, Any]:
+async def create_series(
+    client: httpx.AsyncClient,
+    name: str = "prison-health",
+    method: str = "sanony",
+    private_terms: list[str] | None = None,
+    params: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     body = {
-        "name": name, "method": method,
+        "name": name,
+        "method": method,
         "private_terms": ["HIV", "cancer", "herpes"] if private_terms is None else private_terms,
         # The paper's worked example runs Sanony in the paper's mode (tests/core/paper_example).
         "params": PAPER_PARAMS if params is None else params,
@@ -84,16 +95,17 @@ async def create_series(client: httpx.AsyncClient, name: str = "prison-health",
     return dict(response.json())
 
 
-async def create_key(client: httpx.AsyncClient, role: str,
-                     series: str | None = None) -> dict[str, str]:
-    response = await client.post("/v1/keys", json={"role": role, "series": series},
-                                 headers=ADMIN)
+async def create_key(
+    client: httpx.AsyncClient, role: str, series: str | None = None
+) -> dict[str, str]:
+    response = await client.post("/v1/keys", json={"role": role, "series": series}, headers=ADMIN)
     assert response.status_code == 201, response.text
     return {"Authorization": f"Bearer {response.json()['key']}"}
 
 
-async def wait_job(client: httpx.AsyncClient, job_id: str, headers: dict[str, str],
-                   timeout: float = 60) -> dict[str, Any]:
+async def wait_job(
+    client: httpx.AsyncClient, job_id: str, headers: dict[str, str], timeout: float = 60
+) -> dict[str, Any]:
     for _ in range(int(timeout / 0.05)):
         response = await client.get(f"/v1/jobs/{job_id}", headers=headers)
         assert response.status_code == 200, response.text

@@ -17,7 +17,9 @@ CORPORA: list[dict[str, list[list[str]]]] = [
     },
     {
         "c1": [
-            ["theft", "arson", "cancer"], ["theft", "arson", "murder"], ["theft", "arson", "HIV"]
+            ["theft", "arson", "cancer"],
+            ["theft", "arson", "murder"],
+            ["theft", "arson", "HIV"],
         ],
         "c2": [["abuse", "arson", "mansl"], ["abuse", "arson", "mansl", "cancer"]],
     },

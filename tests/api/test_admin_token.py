@@ -21,8 +21,9 @@ async def test_revoked_bootstrap_token_stays_revoked_after_a_restart(
 
     other_admin = await create_key(client, "admin")
     async with await psycopg.AsyncConnection.connect(libpq_url(database_url)) as conn:
-        cur = await conn.execute("SELECT id FROM api_keys WHERE key_hash = %s",
-                                 (hash_key("test-admin-token"),))
+        cur = await conn.execute(
+            "SELECT id FROM api_keys WHERE key_hash = %s", (hash_key("test-admin-token"),)
+        )
         row = await cur.fetchone()
     assert row is not None
     revoked = await client.delete(f"/v1/keys/{row[0]}", headers=other_admin)

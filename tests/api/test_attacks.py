@@ -17,8 +17,11 @@ from tests.api.conftest import ADMIN, create_key, create_series, wait_job
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
 
 #: Private term -> the public terms it goes with in the world (and in the background).
-TOPICS = {"HIV": ["clinic", "needle", "viral"], "cancer": ["chemo", "tumor", "oncology"],
-          "herpes": ["lesion", "antiviral", "rash"]}
+TOPICS = {
+    "HIV": ["clinic", "needle", "viral"],
+    "cancer": ["chemo", "tumor", "oncology"],
+    "herpes": ["lesion", "antiviral", "rash"],
+}
 NOISE = ["theft", "arson", "fraud", "vandal", "abuse", "assault", "dui", "murder"]
 
 
@@ -33,19 +36,30 @@ def _transactions(release: int, n: int = 80) -> list[list[str]]:
 
 
 def _body(release: int) -> dict[str, Any]:
-    return {"label": f"r{release}", "transactions": [
-        {"terms": terms, "individual": f"p{release}-{i}"}
-        for i, terms in enumerate(_transactions(release))]}
+    return {
+        "label": f"r{release}",
+        "transactions": [
+            {"terms": terms, "individual": f"p{release}-{i}"}
+            for i, terms in enumerate(_transactions(release))
+        ],
+    }
 
 
-AUDITED: dict[str, Any] = {"cluster_size": 4, "seed": 3,
-                           "semantic_audit": {"selection": ["aba", "mra"]}}
+AUDITED: dict[str, Any] = {
+    "cluster_size": 4,
+    "seed": 3,
+    "semantic_audit": {"selection": ["aba", "mra"]},
+}
 
 
-async def _publish(client: httpx.AsyncClient, name: str, release: int,
-                   publisher: dict[str, str], body: Any = None) -> dict[str, Any]:
-    posted = await client.post(f"/v1/series/{name}/releases", headers=publisher,
-                               json=_body(release) if body is None else body)
+async def _publish(
+    client: httpx.AsyncClient, name: str, release: int, publisher: dict[str, str], body: Any = None
+) -> dict[str, Any]:
+    posted = await client.post(
+        f"/v1/series/{name}/releases",
+        headers=publisher,
+        json=_body(release) if body is None else body,
+    )
     assert posted.status_code == 202, posted.text
     job = await wait_job(client, posted.json()["id"], ADMIN)
     assert job["status"] == "succeeded", job
@@ -53,11 +67,15 @@ async def _publish(client: httpx.AsyncClient, name: str, release: int,
 
 
 async def test_each_job_keeps_an_attack_report_for_auditors(client: httpx.AsyncClient) -> None:
-    created = await create_series(client, "audited", private_terms=list(TOPICS),
-                                  params=AUDITED)
+    created = await create_series(client, "audited", private_terms=list(TOPICS), params=AUDITED)
     assert created["params"]["semantic_audit"] == {
-        "enabled": True, "scoring": "ngd", "selection": ["aba", "mra"],
-        "background": "published", "seed": None, "window": 5}
+        "enabled": True,
+        "scoring": "ngd",
+        "selection": ["aba", "mra"],
+        "background": "published",
+        "seed": None,
+        "window": 5,
+    }
     publisher = await create_key(client, "publisher", "audited")
     jobs = [await _publish(client, "audited", n, publisher) for n in (1, 2)]
     # The audit is a phase of the job, timed like the others.
@@ -65,8 +83,9 @@ async def test_each_job_keeps_an_attack_report_for_auditors(client: httpx.AsyncC
     auditor = await create_key(client, "auditor", "audited")
     listed = (await client.get("/v1/series/audited/releases", headers=auditor)).json()
     for number in (1, 2):
-        response = await client.get(f"/v1/series/audited/releases/{number}/attacks",
-                                    headers=auditor)
+        response = await client.get(
+            f"/v1/series/audited/releases/{number}/attacks", headers=auditor
+        )
         assert response.status_code == 200, response.text
         report = response.json()
         assert report["status"] == "done" and report["release_no"] == number
@@ -74,7 +93,8 @@ async def test_each_job_keeps_an_attack_report_for_auditors(client: httpx.AsyncC
         assert set(report["private_copies"]) == {"aba-ngd", "mra-ngd", "random"}
         # The background is every public row up to this release.
         assert report["background_transactions"] == sum(
-            r["n_rows"] for r in listed if r["release_no"] <= number)
+            r["n_rows"] for r in listed if r["release_no"] <= number
+        )
         best = report["best"]
         assert best["copies"] > 0 and 0 <= best["share"] <= 1
         # Companion terms give the attack away: it beats random placement.
@@ -84,20 +104,23 @@ async def test_each_job_keeps_an_attack_report_for_auditors(client: httpx.AsyncC
         text = response.text
         assert not [t for t in [*TOPICS, *NOISE, *sum(TOPICS.values(), [])] if t in text]
     for role in ("analyst", "publisher"):
-        denied = await client.get("/v1/series/audited/releases/1/attacks",
-                                  headers=await create_key(client, role))
+        denied = await client.get(
+            "/v1/series/audited/releases/1/attacks", headers=await create_key(client, role)
+        )
         assert denied.status_code == 403
     await create_series(client, name="another-series")
     other = await create_key(client, "auditor", "another-series")
-    assert (await client.get("/v1/series/audited/releases/1/attacks",
-                             headers=other)).status_code == 403
+    assert (
+        await client.get("/v1/series/audited/releases/1/attacks", headers=other)
+    ).status_code == 403
     missing = await client.get("/v1/series/audited/releases/3/attacks", headers=auditor)
     assert missing.status_code == 404
 
 
 async def test_no_report_without_the_parameter(client: httpx.AsyncClient) -> None:
-    created = await create_series(client, "plain", private_terms=list(TOPICS),
-                                  params={"cluster_size": 4})
+    created = await create_series(
+        client, "plain", private_terms=list(TOPICS), params={"cluster_size": 4}
+    )
     assert created["params"]["semantic_audit"]["enabled"] is False
     job = await _publish(client, "plain", 1, await create_key(client, "publisher", "plain"))
     assert "attack" not in job["phase_seconds"]
@@ -107,29 +130,38 @@ async def test_no_report_without_the_parameter(client: httpx.AsyncClient) -> Non
     assert response.json()["error"]["details"] == {"series": "plain", "release_no": 1}
 
 
-@pytest.mark.parametrize(("value", "param"), [
-    ({"scoring": "bert"}, "semantic_audit.scoring"),
-    ({"selection": []}, "semantic_audit.selection"),
-    ({"selection": ["vpa"]}, "semantic_audit.selection"),
-    ({"background": "web"}, "semantic_audit.background"),
-    ({"seed": -1}, "semantic_audit.seed"),
-    ({"window": 0}, "semantic_audit.window"),
-    ({"enabled": "yes"}, "semantic_audit.enabled"),
-    ({"colour": "red"}, "semantic_audit.colour"),
-    ("yes", "semantic_audit"),
-])
-async def test_a_bad_setting_is_named(client: httpx.AsyncClient, value: Any,
-                                      param: str) -> None:
-    response = await client.post("/v1/series", headers=ADMIN, json={
-        "name": "bad", "private_terms": ["HIV"], "params": {"semantic_audit": value}})
+@pytest.mark.parametrize(
+    ("value", "param"),
+    [
+        ({"scoring": "bert"}, "semantic_audit.scoring"),
+        ({"selection": []}, "semantic_audit.selection"),
+        ({"selection": ["vpa"]}, "semantic_audit.selection"),
+        ({"background": "web"}, "semantic_audit.background"),
+        ({"seed": -1}, "semantic_audit.seed"),
+        ({"window": 0}, "semantic_audit.window"),
+        ({"enabled": "yes"}, "semantic_audit.enabled"),
+        ({"colour": "red"}, "semantic_audit.colour"),
+        ("yes", "semantic_audit"),
+    ],
+)
+async def test_a_bad_setting_is_named(client: httpx.AsyncClient, value: Any, param: str) -> None:
+    response = await client.post(
+        "/v1/series",
+        headers=ADMIN,
+        json={"name": "bad", "private_terms": ["HIV"], "params": {"semantic_audit": value}},
+    )
     assert response.status_code == 422, response.text
     assert response.json()["error"]["details"]["param"] == param
     assert (await client.get("/v1/series/bad", headers=ADMIN)).status_code == 404
 
 
 async def test_the_uploaded_background(client: httpx.AsyncClient) -> None:
-    await create_series(client, "uploaded", private_terms=list(TOPICS), params={
-        "cluster_size": 4, "semantic_audit": {"background": "uploaded"}})
+    await create_series(
+        client,
+        "uploaded",
+        private_terms=list(TOPICS),
+        params={"cluster_size": 4, "semantic_audit": {"background": "uploaded"}},
+    )
     publisher = await create_key(client, "publisher", "uploaded")
     await _publish(client, "uploaded", 1, publisher)
     first = (await client.get("/v1/series/uploaded/releases/1/attacks", headers=ADMIN)).json()
@@ -137,14 +169,19 @@ async def test_the_uploaded_background(client: httpx.AsyncClient) -> None:
     corpus = "".join(" ".join(t) + "\n" for t in _transactions(99, 200))
     plain = {"Content-Type": "text/plain"}
     for role in ("analyst", "auditor"):
-        denied = await client.put("/v1/series/uploaded/background", content=corpus,
-                                  headers={**plain, **await create_key(client, role)})
+        denied = await client.put(
+            "/v1/series/uploaded/background",
+            content=corpus,
+            headers={**plain, **await create_key(client, role)},
+        )
         assert denied.status_code == 403
-    wrong = await client.put("/v1/series/uploaded/background", content="a\n\nb\n",
-                             headers={**plain, **publisher})
+    wrong = await client.put(
+        "/v1/series/uploaded/background", content="a\n\nb\n", headers={**plain, **publisher}
+    )
     assert wrong.status_code == 422  # the same checks as a release: line 2 has no terms
-    put = await client.put("/v1/series/uploaded/background", content=corpus,
-                           headers={**plain, **publisher})
+    put = await client.put(
+        "/v1/series/uploaded/background", content=corpus, headers={**plain, **publisher}
+    )
     assert put.status_code == 200, put.text
     assert (put.json()["transactions"], put.json()["used"]) == (200, True)
     await _publish(client, "uploaded", 2, publisher)
@@ -164,8 +201,9 @@ async def test_rows_without_individuals_are_traced_by_content(
     assert report["private_copies"]["random"]["copies"] > 0
 
 
-async def test_a_failed_audit_publishes_nothing(client: httpx.AsyncClient,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_failed_audit_publishes_nothing(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
         raise RuntimeError("the audit broke")
 
@@ -188,8 +226,9 @@ async def test_openapi_documents_the_audit(client: httpx.AsyncClient) -> None:
     assert {"text/plain", "text/csv", "application/json"} == set(upload)
 
 
-async def test_the_job_shows_the_audit_s_progress(client: httpx.AsyncClient,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_job_shows_the_audit_s_progress(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     release = threading.Event()
     real = semantic_audit.audit_report
 
@@ -216,8 +255,9 @@ async def test_the_job_shows_the_audit_s_progress(client: httpx.AsyncClient,
     assert (await wait_job(client, job_id, ADMIN))["status"] == "succeeded"
 
 
-async def test_a_cancelled_job_stops_its_audit_thread(client: httpx.AsyncClient,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_cancelled_job_stops_its_audit_thread(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """DELETE during the audit: the job fails as cancelled, nothing is stored, and the
     audit's thread stops at its next progress report instead of attacking on."""
     started, stopped = threading.Event(), threading.Event()

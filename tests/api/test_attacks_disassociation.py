@@ -26,15 +26,23 @@ ATTACKS = {"aba-ngd", "mra-ngd", "aba+update-ngd", "mra+update-ngd", "random"}
 
 
 def _body(corpus: list[Transaction]) -> dict[str, Any]:
-    return {"transactions": [
-        {"terms": sorted(t.terms), "individual": t.individual, "cluster": t.cluster}
-        for t in corpus]}
+    return {
+        "transactions": [
+            {"terms": sorted(t.terms), "individual": t.individual, "cluster": t.cluster}
+            for t in corpus
+        ]
+    }
 
 
 def _layout(document: dict[str, Any]) -> PublishedRelease:
     """A release as an analyst reads it, back in the core's types."""
-    return PublishedRelease(release_no=document["release_no"], clusters=[], global_bag={},
-                            population_rates={}, layout=DisassociatedRelease.from_json(document))
+    return PublishedRelease(
+        release_no=document["release_no"],
+        clusters=[],
+        global_bag={},
+        population_rates={},
+        layout=DisassociatedRelease.from_json(document),
+    )
 
 
 async def test_each_job_reassociates_its_chunks(client: httpx.AsyncClient) -> None:
@@ -44,17 +52,18 @@ async def test_each_job_reassociates_its_chunks(client: httpx.AsyncClient) -> No
     corpora = [mixed_clusters(100, seed) for seed in (1, 2)]
     published: list[PublishedRelease] = []
     for number, corpus in enumerate(corpora, start=1):
-        posted = await client.post("/v1/series/chunks/releases", headers=publisher,
-                                   json=_body(corpus))
+        posted = await client.post(
+            "/v1/series/chunks/releases", headers=publisher, json=_body(corpus)
+        )
         assert posted.status_code == 202, posted.text
         job = await wait_job(client, posted.json()["id"], ADMIN)
         assert job["status"] == "succeeded", job
         assert job["phase_seconds"]["attack"] >= 0
-        document = (await client.get(f"/v1/series/chunks/releases/{number}",
-                                     headers=auditor)).json()
+        document = (
+            await client.get(f"/v1/series/chunks/releases/{number}", headers=auditor)
+        ).json()
         published.append(_layout(document))
-        response = await client.get(f"/v1/series/chunks/releases/{number}/attacks",
-                                    headers=auditor)
+        response = await client.get(f"/v1/series/chunks/releases/{number}/attacks", headers=auditor)
         assert response.status_code == 200, response.text
         report = response.json()
         assert (report["status"], report["reason"]) == ("done", None)
@@ -71,7 +80,8 @@ async def test_each_job_reassociates_its_chunks(client: httpx.AsyncClient) -> No
         assert best["attack"] in ATTACKS - {"random"}
         assert best["accuracy"] > random_run["accuracy"]
         assert best["lift_over_random"] == pytest.approx(
-            best["accuracy"] / random_run["accuracy"], rel=1e-3)
+            best["accuracy"] / random_run["accuracy"], rel=1e-3
+        )
         # The job scored against the very result it published: the same numbers as the
         # core's, recomputed from the snapshot and what analysts can read.
         expected = _recomputed(corpus, published)["reassociation"]
@@ -83,18 +93,23 @@ async def test_each_job_reassociates_its_chunks(client: httpx.AsyncClient) -> No
     listed = (await client.get("/v1/series/chunks/releases", headers=auditor)).json()
     assert [(r["n_rows"], r["n_clusters"]) for r in listed] == [(100, 10), (100, 10)]
     for role in ("analyst", "publisher"):
-        denied = await client.get("/v1/series/chunks/releases/1/attacks",
-                                  headers=await create_key(client, role))
+        denied = await client.get(
+            "/v1/series/chunks/releases/1/attacks", headers=await create_key(client, role)
+        )
         assert denied.status_code == 403
 
 
-def _recomputed(corpus: list[Transaction],
-                published: list[PublishedRelease]) -> dict[str, Any]:
+def _recomputed(corpus: list[Transaction], published: list[PublishedRelease]) -> dict[str, Any]:
     params = DisassociationParams(k=2, m=2, max_cluster_size=10)
     publication = publish_disassociation(SeriesHistory(), corpus, frozenset(), params)
     assert publication.release.layout == published[-1].layout
-    return chunk_report(corpus, publication.release, publication.disassociation,
-                        published_background(published), parse_audit_settings(AUDIT))
+    return chunk_report(
+        corpus,
+        publication.release,
+        publication.disassociation,
+        published_background(published),
+        parse_audit_settings(AUDIT),
+    )
 
 
 async def test_the_openapi_example_shows_a_disassociation_report(
@@ -102,8 +117,7 @@ async def test_the_openapi_example_shows_a_disassociation_report(
 ) -> None:
     schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
     report = schemas["AttackReportOut"]
-    assert {"reassociation", "best_reassociation", "disassociation"} <= set(
-        report["properties"])
+    assert {"reassociation", "best_reassociation", "disassociation"} <= set(report["properties"])
     examples = report["examples"]
     assert examples[1]["best_reassociation"]["lift_over_random"] > 1
     assert "tlost" in schemas["DisassociationAuditOut"]["properties"]

@@ -24,8 +24,9 @@ def _corpus(seed: int, n: int = 12) -> str:
     rng = random.Random(seed)
     lines = []
     for _ in range(n):
-        terms = rng.sample(TERMS, rng.randint(1, 3)) + rng.sample(["HIV", "cancer"],
-                                                                   rng.randint(0, 1))
+        terms = rng.sample(TERMS, rng.randint(1, 3)) + rng.sample(
+            ["HIV", "cancer"], rng.randint(0, 1)
+        )
         lines.append(" ".join(terms))
     return "\n".join(lines) + "\n"
 
@@ -37,9 +38,9 @@ async def test_five_concurrent_posts_give_releases_one_to_five(
     publisher = await create_key(client, "publisher", "prison-health")
     auditor = await create_key(client, "auditor")
     headers = {**publisher, "Content-Type": "text/plain"}
-    responses = await asyncio.gather(*(
-        client.post(f"{URL}?label=r{i}", content=_corpus(i), headers=headers) for i in range(5)
-    ))
+    responses = await asyncio.gather(
+        *(client.post(f"{URL}?label=r{i}", content=_corpus(i), headers=headers) for i in range(5))
+    )
     assert [r.status_code for r in responses] == [202] * 5
     jobs = [await wait_job(client, r.json()["id"], publisher) for r in responses]
     assert all(j["status"] == "succeeded" for j in jobs), jobs
@@ -98,7 +99,9 @@ async def test_idempotency_keys_are_scoped_by_the_api_key(client: httpx.AsyncCli
 
 
 async def test_failed_publication_leaves_no_release_and_no_gap(
-    client: httpx.AsyncClient, database_url: str, monkeypatch: pytest.MonkeyPatch,
+    client: httpx.AsyncClient,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
     forked_compute: None,
 ) -> None:
     from app.core import pipeline

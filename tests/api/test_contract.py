@@ -18,22 +18,26 @@ async def test_role_is_checked_before_the_body(client: httpx.AsyncClient) -> Non
     analyst = await create_key(client, "analyst")
     for url in ("/v1/keys", "/v1/series"):
         for content in (b'{"role": 1}', b"{not json", b'{"name": "x", "private_terms": []}'):
-            response = await client.post(url, content=content,
-                                         headers={**analyst, "Content-Type": "application/json"})
+            response = await client.post(
+                url, content=content, headers={**analyst, "Content-Type": "application/json"}
+            )
             assert response.status_code == 403, (url, content, response.text)
-        missing = await client.post(url, content=b"{not json",
-                                    headers={"Content-Type": "application/json"})
+        missing = await client.post(
+            url, content=b"{not json", headers={"Content-Type": "application/json"}
+        )
         assert missing.status_code == 401
 
 
 async def test_undecodable_json_is_400(client: httpx.AsyncClient) -> None:
     for url in ("/v1/keys", "/v1/series"):
-        response = await client.post(url, content=b'{"role": ',
-                                     headers={**ADMIN, "Content-Type": "application/json"})
+        response = await client.post(
+            url, content=b'{"role": ', headers={**ADMIN, "Content-Type": "application/json"}
+        )
         assert response.status_code == 400, response.text
         assert response.json()["error"]["code"] == "invalid_json"
-        response = await client.post(url, content=b'{"role": "\xff"}',
-                                     headers={**ADMIN, "Content-Type": "application/json"})
+        response = await client.post(
+            url, content=b'{"role": "\xff"}', headers={**ADMIN, "Content-Type": "application/json"}
+        )
         assert response.status_code == 400
         assert response.json()["error"]["code"] == "invalid_encoding"
 
@@ -85,8 +89,7 @@ async def test_docs_are_served_without_a_cdn(client: httpx.AsyncClient) -> None:
 
 async def test_admin_lists_keys_without_their_values(client: httpx.AsyncClient) -> None:
     await create_series(client, name="s")
-    created = await client.post("/v1/keys", json={"role": "auditor", "series": "s"},
-                                headers=ADMIN)
+    created = await client.post("/v1/keys", json={"role": "auditor", "series": "s"}, headers=ADMIN)
     assert created.status_code == 201
     listed = await client.get("/v1/keys", headers=ADMIN)
     assert listed.status_code == 200
@@ -105,8 +108,9 @@ async def test_analyst_and_auditor_keys_scoped_to_a_series(client: httpx.AsyncCl
     await create_series(client, name="a")
     await create_series(client, name="b")
     for name in ("a", "b"):
-        posted = await client.post(f"/v1/series/{name}/releases?wait=true", json=body(1),
-                                   headers=ADMIN)
+        posted = await client.post(
+            f"/v1/series/{name}/releases?wait=true", json=body(1), headers=ADMIN
+        )
         assert posted.status_code == 201, posted.text
     analyst = await create_key(client, "analyst", "a")
     auditor = await create_key(client, "auditor", "a")
@@ -126,7 +130,8 @@ async def test_release_numbers_beyond_the_database_answer_422(client: httpx.Asyn
     """Schemathesis found it: 2**31 reached PostgreSQL's int4 and answered 500."""
     await create_series(client)
     for path in ("", "/risk", "/risk/rows", "/cover"):
-        response = await client.get(f"/v1/series/prison-health/releases/2147483648{path}",
-                                    headers=ADMIN)
+        response = await client.get(
+            f"/v1/series/prison-health/releases/2147483648{path}", headers=ADMIN
+        )
         assert response.status_code == 422, (path, response.text)
         assert response.json()["error"]["code"] == "invalid_request"

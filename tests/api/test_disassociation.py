@@ -81,9 +81,11 @@ async def test_disassociation_series_end_to_end(client: httpx.AsyncClient) -> No
     analyst = await create_key(client, "analyst")
     snapshots = [snapshot(seed) for seed in (1, 2, 3)]
     for no, records in enumerate(snapshots, start=1):
-        response = await client.post(f"/v1/series/clicks/releases?label=day{no}",
-                                     content=text(records),
-                                     headers={**publisher, "Content-Type": "text/plain"})
+        response = await client.post(
+            f"/v1/series/clicks/releases?label=day{no}",
+            content=text(records),
+            headers={**publisher, "Content-Type": "text/plain"},
+        )
         assert response.status_code == 202, response.text
         job = await wait_job(client, response.json()["id"], ADMIN)
         assert job["status"] == "succeeded", job
@@ -103,32 +105,41 @@ async def test_disassociation_series_end_to_end(client: httpx.AsyncClient) -> No
         assert "clusters" not in lines[0]
         assert {**lines[0], "clusters": lines[1:]} == whole
 
-    dry = await client.post("/v1/series/clicks/releases?dry_run=true",
-                            content=text(snapshot(9)),
-                            headers={**publisher, "Content-Type": "text/plain"})
+    dry = await client.post(
+        "/v1/series/clicks/releases?dry_run=true",
+        content=text(snapshot(9)),
+        headers={**publisher, "Content-Type": "text/plain"},
+    )
     assert dry.status_code == 200, dry.text
     assert dry.json()["release"]["release_no"] == 4 and dry.json()["risk"]["n_rows"] == 0
     # The release counts the records it covers (it publishes chunks, not rows).
     assert dry.json()["release"]["n_rows"] == len(snapshot(9))
     listed = (await client.get("/v1/series/clicks/releases", headers=analyst)).json()
     assert [(r["release_no"], r["method"]) for r in listed] == [
-        (1, "disassociation"), (2, "disassociation"), (3, "disassociation")]
+        (1, "disassociation"),
+        (2, "disassociation"),
+        (3, "disassociation"),
+    ]
     for item, records in zip(listed, snapshots, strict=True):
-        whole = (await client.get(f"/v1/series/clicks/releases/{item['release_no']}",
-                                  headers=analyst)).json()
+        whole = (
+            await client.get(f"/v1/series/clicks/releases/{item['release_no']}", headers=analyst)
+        ).json()
         assert item["n_rows"] == len(records) == whole["n_records"]
         assert item["n_clusters"] == len(whole["clusters"]) > 0
 
 
-async def test_layout_is_read_back_from_postgres(client: httpx.AsyncClient,
-                                                 database_url: str) -> None:
+async def test_layout_is_read_back_from_postgres(
+    client: httpx.AsyncClient, database_url: str
+) -> None:
     """A release whose renderings are gone is rendered again from the stored layout, to the
     same bytes (storage round trip, not the publication's objects)."""
     await create_series(client, "clicks", method="disassociation", params=PARAMS)
     publisher = await create_key(client, "publisher", "clicks")
-    response = await client.post("/v1/series/clicks/releases?wait=true",
-                                 content=text(snapshot(4)),
-                                 headers={**publisher, "Content-Type": "text/plain"})
+    response = await client.post(
+        "/v1/series/clicks/releases?wait=true",
+        content=text(snapshot(4)),
+        headers={**publisher, "Content-Type": "text/plain"},
+    )
     assert response.status_code == 201, response.text
     before = await client.get("/v1/series/clicks/releases/1", headers=publisher)
     async with await psycopg.AsyncConnection.connect(libpq_url(database_url)) as conn:
@@ -145,19 +156,26 @@ async def test_layout_is_read_back_from_postgres(client: httpx.AsyncClient,
     assert after.headers["etag"] == before.headers["etag"]
 
 
-@pytest.mark.parametrize(("params", "field"), [
-    ({"k": 1}, "k"),
-    ({"k": "three"}, "k"),
-    ({"m": 0}, "m"),
-    ({"k": 5, "max_cluster_size": 5}, "max_cluster_size"),
-    ({"strategy": "merge"}, "strategy"),
-    ({"refine": "yes"}, "refine"),
-    ({"r_th": 2}, "r_th"),
-])
-async def test_bad_params_are_422_naming_the_field(client: httpx.AsyncClient,
-                                                   params: dict[str, Any], field: str) -> None:
-    response = await client.post("/v1/series", headers=ADMIN, json={
-        "name": "bad", "method": "disassociation", "private_terms": ["x"], "params": params})
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"k": 1}, "k"),
+        ({"k": "three"}, "k"),
+        ({"m": 0}, "m"),
+        ({"k": 5, "max_cluster_size": 5}, "max_cluster_size"),
+        ({"strategy": "merge"}, "strategy"),
+        ({"refine": "yes"}, "refine"),
+        ({"r_th": 2}, "r_th"),
+    ],
+)
+async def test_bad_params_are_422_naming_the_field(
+    client: httpx.AsyncClient, params: dict[str, Any], field: str
+) -> None:
+    response = await client.post(
+        "/v1/series",
+        headers=ADMIN,
+        json={"name": "bad", "method": "disassociation", "private_terms": ["x"], "params": params},
+    )
     assert response.status_code == 422, response.text
     error = response.json()["error"]
     assert error["details"]["param"] == field

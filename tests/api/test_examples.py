@@ -25,17 +25,17 @@ def _walkthrough() -> tuple[dict[str, object], list[str]]:
     return json.loads(series.group(1)), years.group(1).split()
 
 
-async def test_readme_walkthrough_publishes_the_example_corpus(
-    client: httpx.AsyncClient
-) -> None:
+async def test_readme_walkthrough_publishes_the_example_corpus(client: httpx.AsyncClient) -> None:
     series, years = _walkthrough()
     assert (await client.post("/v1/series", json=series, headers=ADMIN)).status_code == 201
     publisher = await create_key(client, "publisher", "prison-health")
     for number, year in enumerate(years, start=1):
         corpus = (ROOT / "examples" / f"prison-{year}.dat").read_bytes()
         response = await client.post(
-            f"/v1/series/prison-health/releases?wait=true&label={year}", content=corpus,
-            headers={**publisher, "Content-Type": "text/plain"})
+            f"/v1/series/prison-health/releases?wait=true&label={year}",
+            content=corpus,
+            headers={**publisher, "Content-Type": "text/plain"},
+        )
         assert response.status_code == 201, response.text
         assert response.json()["release"]["release_no"] == number
         risk = response.json()["risk"]

@@ -19,7 +19,11 @@ def test_schemathesis_finds_nothing() -> None:
     examples = os.environ.get("SERIALPUB_FUZZ_EXAMPLES", "3")
     run = subprocess.run(
         [sys.executable, "-m", "tests.support.fuzz", "--max-examples", examples, "--seed", "7"],
-        cwd=ROOT, capture_output=True, text=True, timeout=3600, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr[-20_000:]
     assert run.stdout.count(": ok") >= 18, run.stdout

@@ -13,8 +13,10 @@ pytestmark = [pytest.mark.anyio, pytest.mark.db]
 
 def _normalised(release: dict) -> list[tuple[list[list[str]], dict[str, int]]]:
     clusters = [
-        (sorted(sorted(row) for row in c["rows"]),
-         {s: n for s, n in c["private_terms"].items() if n})
+        (
+            sorted(sorted(row) for row in c["rows"]),
+            {s: n for s, n in c["private_terms"].items() if n},
+        )
         for c in release["clusters"]
     ]
     return sorted(clusters, key=lambda c: c[0])
@@ -29,8 +31,9 @@ async def test_paper_example_end_to_end(client: httpx.AsyncClient) -> None:
     stranger = await create_key(client, "publisher", "other-series")
 
     for release in (1, 2, 3):
-        response = await client.post("/v1/series/prison-health/releases?wait=true",
-                                     json=body(release), headers=publisher)
+        response = await client.post(
+            "/v1/series/prison-health/releases?wait=true", json=body(release), headers=publisher
+        )
         assert response.status_code == 201, response.text
         assert response.json()["release"]["release_no"] == release
         assert response.json()["risk"]["max_serial_risk"] <= 2 + 1e-9
@@ -51,8 +54,7 @@ async def test_paper_example_end_to_end(client: httpx.AsyncClient) -> None:
     forbidden = await client.get("/v1/series/prison-health/releases/1/risk", headers=analyst)
     assert forbidden.status_code == 403
     assert forbidden.json()["error"]["code"] == "forbidden"
-    posted = await client.post("/v1/series/prison-health/releases", json=body(1),
-                               headers=stranger)
+    posted = await client.post("/v1/series/prison-health/releases", json=body(1), headers=stranger)
     assert posted.status_code == 403
     assert len((await client.get("/v1/series/prison-health/releases", headers=analyst)).json()) == 3
 
@@ -62,15 +64,31 @@ async def test_analyst_view_has_no_private_columns(client: httpx.AsyncClient) ->
     publisher = await create_key(client, "publisher", "prison-health")
     analyst = await create_key(client, "analyst")
     for release in (1, 2):
-        response = await client.post("/v1/series/prison-health/releases?wait=true",
-                                     json=body(release), headers=publisher)
+        response = await client.post(
+            "/v1/series/prison-health/releases?wait=true", json=body(release), headers=publisher
+        )
         assert response.status_code == 201, response.text
     release = (await client.get("/v1/series/prison-health/releases/2", headers=analyst)).json()
-    assert set(release) == {"series", "release_no", "label", "method", "params", "n_rows",
-                            "population_rates", "global_bag", "global_counterfeits", "clusters"}
+    assert set(release) == {
+        "series",
+        "release_no",
+        "label",
+        "method",
+        "params",
+        "n_rows",
+        "population_rates",
+        "global_bag",
+        "global_counterfeits",
+        "clusters",
+    }
     for cluster in release["clusters"]:
-        assert set(cluster) == {"cluster_id", "rows", "private_terms", "global_share",
-                                "counterfeits"}
+        assert set(cluster) == {
+            "cluster_id",
+            "rows",
+            "private_terms",
+            "global_share",
+            "counterfeits",
+        }
         assert all(isinstance(row, list) for row in cluster["rows"])
     assert "fp2" not in str(release).lower()
     job = response.json()["job"]
@@ -83,8 +101,9 @@ async def test_job_lifecycle_and_auditor_details(client: httpx.AsyncClient) -> N
     publisher = await create_key(client, "publisher")
     auditor = await create_key(client, "auditor")
     analyst = await create_key(client, "analyst")
-    response = await client.post("/v1/series/prison-health/releases", json=body(1),
-                                 headers=publisher)
+    response = await client.post(
+        "/v1/series/prison-health/releases", json=body(1), headers=publisher
+    )
     assert response.status_code == 202
     job = response.json()
     assert job["status"] in ("queued", "running", "succeeded") and job["series"] == "prison-health"
@@ -105,7 +124,8 @@ async def test_text_plain_with_query_label_and_private_terms(client: httpx.Async
     publisher = await create_key(client, "publisher", "prison-health")
     response = await client.post(
         "/v1/series/prison-health/releases?wait=true&label=y1&private_terms=fraud",
-        content=text_plain(1), headers={**publisher, "Content-Type": "text/plain"},
+        content=text_plain(1),
+        headers={**publisher, "Content-Type": "text/plain"},
     )
     assert response.status_code == 201, response.text
     assert response.json()["release"]["label"] == "y1"
@@ -119,10 +139,11 @@ async def test_csv_upload(client: httpx.AsyncClient) -> None:
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
     lines = ["terms,cluster"] + [
-        f"\"{';'.join(t['terms'])}\",{t['cluster']}" for t in body(1)["transactions"]
+        f'"{";".join(t["terms"])}",{t["cluster"]}' for t in body(1)["transactions"]
     ]
     response = await client.post(
-        "/v1/series/prison-health/releases?wait=true", content="\n".join(lines) + "\n",
+        "/v1/series/prison-health/releases?wait=true",
+        content="\n".join(lines) + "\n",
         headers={**publisher, "Content-Type": "text/csv; charset=utf-8"},
     )
     assert response.status_code == 201, response.text
@@ -133,11 +154,13 @@ async def test_csv_upload(client: httpx.AsyncClient) -> None:
 async def test_ndjson_streams_header_then_clusters(client: httpx.AsyncClient) -> None:
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
-    await client.post("/v1/series/prison-health/releases?wait=true", json=body(1),
-                      headers=publisher)
+    await client.post(
+        "/v1/series/prison-health/releases?wait=true", json=body(1), headers=publisher
+    )
     whole = (await client.get("/v1/series/prison-health/releases/1", headers=publisher)).json()
-    response = await client.get("/v1/series/prison-health/releases/1?format=ndjson",
-                                headers=publisher)
+    response = await client.get(
+        "/v1/series/prison-health/releases/1?format=ndjson", headers=publisher
+    )
     assert response.headers["content-type"].startswith("application/x-ndjson")
     import json
 
@@ -149,8 +172,9 @@ async def test_ndjson_streams_header_then_clusters(client: httpx.AsyncClient) ->
 async def test_dry_run_stores_nothing(client: httpx.AsyncClient) -> None:
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
-    response = await client.post("/v1/series/prison-health/releases?dry_run=true", json=body(1),
-                                 headers=publisher)
+    response = await client.post(
+        "/v1/series/prison-health/releases?dry_run=true", json=body(1), headers=publisher
+    )
     assert response.status_code == 200, response.text
     result = response.json()
     assert result["dry_run"] is True and result["job"] is None
@@ -165,19 +189,23 @@ async def test_cover_and_risk_rows(client: httpx.AsyncClient) -> None:
     publisher = await create_key(client, "publisher", "prison-health")
     auditor = await create_key(client, "auditor")
     for release in (1, 2):
-        await client.post("/v1/series/prison-health/releases?wait=true", json=body(release),
-                          headers=publisher)
+        await client.post(
+            "/v1/series/prison-health/releases?wait=true", json=body(release), headers=publisher
+        )
     cover = await client.get("/v1/series/prison-health/releases/1/cover", headers=auditor)
     assert cover.status_code == 200
     assert cover.json() and all(e["other_release"] == 2 for e in cover.json())
-    assert all(set(e) == {"cluster_id", "other_release", "other_cluster_id", "size", "ranges"}
-               for e in cover.json())
-    rows = await client.get("/v1/series/prison-health/releases/1/risk/rows?offset=1&limit=2",
-                            headers=auditor)
+    assert all(
+        set(e) == {"cluster_id", "other_release", "other_cluster_id", "size", "ranges"}
+        for e in cover.json()
+    )
+    rows = await client.get(
+        "/v1/series/prison-health/releases/1/risk/rows?offset=1&limit=2", headers=auditor
+    )
     page = rows.json()
     assert page["total"] == 6 and len(page["rows"]) == 2 and page["offset"] == 1
     assert all(r["serial_risk"] <= 2 + 1e-9 for r in page["rows"])
-    summary = (await client.get("/v1/series/prison-health/releases/1/risk", headers=auditor))
+    summary = await client.get("/v1/series/prison-health/releases/1/risk", headers=auditor)
     assert summary.json()["perturbation"]["published_only"] is False
     assert set(summary.json()["by_term"]) <= set(PRIVATE)
 
@@ -209,8 +237,12 @@ def _grown_body(release: int, private_terms: list[str] | None = None) -> dict:
 
 
 def _held(release: dict, term: str) -> int:
-    return sum(1 for c in release["clusters"] for row in c["rows"]
-               if any(t.casefold() == term for t in row))
+    return sum(
+        1
+        for c in release["clusters"]
+        for row in c["rows"]
+        if any(t.casefold() == term for t in row)
+    )
 
 
 async def test_a_term_made_private_later_is_warned_of_and_never_printed_again(
@@ -220,40 +252,56 @@ async def test_a_term_made_private_later_is_warned_of_and_never_printed_again(
     it private. The dry run and the publication warn that release 1 printed it, the job's
     report too; release 2 prints it in no row, in no spelling (the series matches spellings,
     casefold); the series' risk says which release printed it, in how many rows."""
-    await create_series(client, private_terms=["HIV"],
-                        params={"r_th": 2, "cluster_size": 2, "seed": 7})
+    await create_series(
+        client, private_terms=["HIV"], params={"r_th": 2, "cluster_size": 2, "seed": 7}
+    )
     publisher = await create_key(client, "publisher", "prison-health")
     auditor = await create_key(client, "auditor")
     url = "/v1/series/prison-health/releases"
     first = await client.post(f"{url}?wait=true", json=_grown_body(1), headers=publisher)
     assert first.status_code == 201, first.text
-    assert not [w for w in first.json()["warnings"]
-                if w["code"] == "private_term_published_earlier"]
+    assert not [
+        w for w in first.json()["warnings"] if w["code"] == "private_term_published_earlier"
+    ]
     printed = _held((await client.get(f"{url}/1", headers=publisher)).json(), "mansl")
     assert printed >= 4  # the four true rows, and any counterfeit that copied one
 
-    expected = {"code": "private_term_published_earlier", "term": "mansl", "releases": "1",
-                "rows": str(printed)}
-    dry = await client.post(f"{url}?dry_run=true", json=_grown_body(2, ["mansl"]),
-                            headers=publisher)
+    expected = {
+        "code": "private_term_published_earlier",
+        "term": "mansl",
+        "releases": "1",
+        "rows": str(printed),
+    }
+    dry = await client.post(
+        f"{url}?dry_run=true", json=_grown_body(2, ["mansl"]), headers=publisher
+    )
     assert dry.status_code == 200, dry.text
     warned = [w for w in dry.json()["warnings"] if w["code"] == expected["code"]]
     assert [{k: w[k] for k in expected} for w in warned] == [expected]
     assert "release(s) 1 published it in clear" in warned[0]["message"]
 
-    second = await client.post(f"{url}?wait=true", json=_grown_body(2, ["mansl"]),
-                               headers=publisher)
+    second = await client.post(
+        f"{url}?wait=true", json=_grown_body(2, ["mansl"]), headers=publisher
+    )
     assert second.status_code == 201, second.text
     warned = [w for w in second.json()["warnings"] if w["code"] == expected["code"]]
     assert [{k: w[k] for k in expected} for w in warned] == [expected]
     job = (await client.get(f"/v1/jobs/{second.json()['job']['id']}", headers=auditor)).json()
-    assert [{k: w[k] for k in expected} for w in job["report"]["warnings"]
-            if w["code"] == expected["code"]] == [expected]
+    assert [
+        {k: w[k] for k in expected}
+        for w in job["report"]["warnings"]
+        if w["code"] == expected["code"]
+    ] == [expected]
     assert expected["code"] in {w["code"] for w in job["warnings"]}
     release = (await client.get(f"{url}/2", headers=publisher)).json()
     assert _held(release, "mansl") == 0
-    assert any("mansl" in c["private_terms"] or "mansl" in c["global_share"]
-               for c in release["clusters"]) or "mansl" in release["global_bag"]
+    assert (
+        any(
+            "mansl" in c["private_terms"] or "mansl" in c["global_share"]
+            for c in release["clusters"]
+        )
+        or "mansl" in release["global_bag"]
+    )
 
     risks = (await client.get("/v1/series/prison-health/risk", headers=auditor)).json()
     assert [r["private_terms_in_clear"] for r in risks] == [{"mansl": printed}, {}]
@@ -277,10 +325,10 @@ async def test_a_disclosing_population_rate_is_warned_of(client: httpx.AsyncClie
     for query in ("dry_run=true", "wait=true"):
         response = await client.post(f"{url}?{query}", json=one_line, headers=publisher)
         assert response.status_code in (200, 201), response.text
-        found = [w for w in response.json()["warnings"]
-                 if w["code"] == "disclosing_population_rate"]
+        found = [
+            w for w in response.json()["warnings"] if w["code"] == "disclosing_population_rate"
+        ]
         assert [(w["term"], w["rate"]) for w in found] == [("HIV", "1")], response.json()
     ordinary = await client.post(f"{url}?wait=true", json=body(2), headers=publisher)
     assert ordinary.status_code == 201, ordinary.text
-    assert not [w for w in ordinary.json()["warnings"]
-                if w["code"] == "disclosing_population_rate"]
+    assert not [w for w in ordinary.json()["warnings"] if w["code"] == "disclosing_population_rate"]

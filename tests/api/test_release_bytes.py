@@ -39,14 +39,16 @@ async def _publish(client: httpx.AsyncClient, releases: int = 1) -> dict[str, st
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
     for release in range(1, releases + 1):
-        response = await client.post("/v1/series/prison-health/releases?wait=true",
-                                     json=body(release), headers=publisher)
+        response = await client.post(
+            "/v1/series/prison-health/releases?wait=true", json=body(release), headers=publisher
+        )
         assert response.status_code == 201, response.text
     return await create_key(client, "analyst")
 
 
-async def _raw(client: httpx.AsyncClient, url: str,
-               headers: dict[str, str]) -> tuple[httpx.Response, bytes]:
+async def _raw(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str]
+) -> tuple[httpx.Response, bytes]:
     """The response and its body as sent (httpx would inflate gzip)."""
     async with client.stream("GET", url, headers=headers) as response:
         return response, b"".join([part async for part in response.aiter_raw()])
@@ -64,18 +66,26 @@ async def _rendered_now(session: AsyncSession, release_no: int) -> tuple[bytes, 
     """The JSON and NDJSON of the release loaded back from its rows, rendered afresh."""
     series = await session.scalar(select(Series).where(Series.name == "prison-health"))
     assert series is not None
-    model = await session.scalar(select(Release).where(Release.series_id == series.id,
-                                                       Release.release_no == release_no))
+    model = await session.scalar(
+        select(Release).where(Release.series_id == series.id, Release.release_no == release_no)
+    )
     assert model is not None
     (release,) = await load_releases(session, [model], cache=None)
-    header = release_header(release, series.name, model.method, model.params,
-                            release_no=model.release_no, label=model.label)
+    header = release_header(
+        release,
+        series.name,
+        model.method,
+        model.params,
+        release_no=model.release_no,
+        label=model.label,
+    )
     as_json, as_ndjson = render_release(header, release.clusters)
     return gunzip(as_json.gzip), gunzip(as_ndjson.gzip)
 
 
-async def test_bytes_served_are_the_release_rendering(client: httpx.AsyncClient,
-                                                      session: AsyncSession) -> None:
+async def test_bytes_served_are_the_release_rendering(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> None:
     analyst = await _publish(client, releases=2)
     expected_json, expected_ndjson = await _rendered_now(session, 2)
     url = "/v1/series/prison-health/releases/2"
@@ -85,11 +95,22 @@ async def test_bytes_served_are_the_release_rendering(client: httpx.AsyncClient,
     # Rendered from the publication's objects, equal to a rendering of the stored rows.
     assert served.content == expected_json
     document = json.loads(served.content)
-    assert set(document) == {"series", "release_no", "label", "method", "params", "n_rows",
-                             "population_rates", "global_bag", "global_counterfeits",
-                             "clusters"}
-    assert all(set(c) == {"cluster_id", "rows", "private_terms", "global_share", "counterfeits"}
-               for c in document["clusters"])
+    assert set(document) == {
+        "series",
+        "release_no",
+        "label",
+        "method",
+        "params",
+        "n_rows",
+        "population_rates",
+        "global_bag",
+        "global_counterfeits",
+        "clusters",
+    }
+    assert all(
+        set(c) == {"cluster_id", "rows", "private_terms", "global_share", "counterfeits"}
+        for c in document["clusters"]
+    )
     ndjson = await client.get(f"{url}?format=ndjson", headers={**analyst, **IDENTITY})
     assert ndjson.headers["content-type"] == "application/x-ndjson"
     assert ndjson.content == expected_ndjson
@@ -128,12 +149,23 @@ async def test_roles_are_checked_before_a_304(client: httpx.AsyncClient) -> None
     assert (await client.head(URL, headers={**stranger, **condition})).status_code == 403
 
 
-@pytest.mark.parametrize(("accept", "coded"), [
-    ("gzip", True), ("gzip, deflate, br", True), ("*", True), ("br;q=1, gzip;q=0.5", True),
-    ("identity", False), ("gzip;q=0", False), ("*;q=0", False), ("br", False), (None, False),
-])
-async def test_gzip_by_accept_encoding(client: httpx.AsyncClient, accept: str | None,
-                                       coded: bool) -> None:
+@pytest.mark.parametrize(
+    ("accept", "coded"),
+    [
+        ("gzip", True),
+        ("gzip, deflate, br", True),
+        ("*", True),
+        ("br;q=1, gzip;q=0.5", True),
+        ("identity", False),
+        ("gzip;q=0", False),
+        ("*;q=0", False),
+        ("br", False),
+        (None, False),
+    ],
+)
+async def test_gzip_by_accept_encoding(
+    client: httpx.AsyncClient, accept: str | None, coded: bool
+) -> None:
     analyst = await _publish(client)
     identity = (await client.get(URL, headers={**analyst, **IDENTITY})).content
     response, content = await _raw(client, URL, {**analyst, "Accept-Encoding": accept or ""})
@@ -165,28 +197,38 @@ async def _ranges(client: httpx.AsyncClient, analyst: dict[str, str]) -> None:
     whole = (await client.get(URL, headers={**analyst, **IDENTITY})).content
     size = len(whole)
     cases: list[tuple[str, int, int]] = [
-        ("bytes=0-99", 0, 99), ("bytes=100-", 100, size - 1), ("bytes=-50", size - 50, size - 1),
-        (f"bytes=10-{size + 500}", 10, size - 1), (f"bytes={size - 1}-{size - 1}", size - 1,
-                                                   size - 1),
+        ("bytes=0-99", 0, 99),
+        ("bytes=100-", 100, size - 1),
+        ("bytes=-50", size - 50, size - 1),
+        (f"bytes=10-{size + 500}", 10, size - 1),
+        (f"bytes={size - 1}-{size - 1}", size - 1, size - 1),
     ]
     for header, start, end in cases:
         part = await client.get(URL, headers={**analyst, **IDENTITY, "Range": header})
         assert part.status_code == 206, header
         assert part.headers["content-range"] == f"bytes {start}-{end}/{size}"
-        assert part.content == whole[start:end + 1], header
+        assert part.content == whole[start : end + 1], header
     beyond = await client.get(URL, headers={**analyst, **IDENTITY, "Range": f"bytes={size}-"})
     assert beyond.status_code == 416 and beyond.headers["content-range"] == f"bytes */{size}"
     assert beyond.json()["error"]["code"] == "range_not_satisfiable"
     for ignored in ("bytes=0-1,5-9", "items=0-5", "bytes=9-3"):
         full = await client.get(URL, headers={**analyst, **IDENTITY, "Range": ignored})
         assert full.status_code == 200 and full.content == whole
-    stale = await client.get(URL, headers={**analyst, **IDENTITY, "Range": "bytes=0-9",
-                                           "If-Range": '"old"'})
+    stale = await client.get(
+        URL, headers={**analyst, **IDENTITY, "Range": "bytes=0-9", "If-Range": '"old"'}
+    )
     assert stale.status_code == 200 and stale.content == whole
     coded, coded_bytes = await _raw(client, URL, {**analyst, "Accept-Encoding": "gzip"})
-    head, head_bytes = await _raw(client, URL, {**analyst, "Accept-Encoding": "gzip",
-                                                "Range": "bytes=0-19",
-                                                "If-Range": coded.headers["etag"]})
+    head, head_bytes = await _raw(
+        client,
+        URL,
+        {
+            **analyst,
+            "Accept-Encoding": "gzip",
+            "Range": "bytes=0-19",
+            "If-Range": coded.headers["etag"],
+        },
+    )
     assert head.status_code == 206 and head_bytes == coded_bytes[:20]
     assert head.headers["content-range"] == f"bytes 0-19/{len(coded_bytes)}"
 
@@ -195,8 +237,9 @@ async def test_ranges_from_memory(client: httpx.AsyncClient) -> None:
     await _ranges(client, await _publish(client))
 
 
-async def test_ranges_streamed_from_the_stored_chunks(client: httpx.AsyncClient,
-                                                     settings: Any) -> None:
+async def test_ranges_streamed_from_the_stored_chunks(
+    client: httpx.AsyncClient, settings: Any
+) -> None:
     analyst = await _publish(client)
     configure_memory(0)  # nothing held: every body is read from rendered_chunks
     try:
@@ -209,8 +252,9 @@ async def test_ranges_streamed_from_the_stored_chunks(client: httpx.AsyncClient,
         configure_memory(settings.render_cache_bytes)
 
 
-async def test_streams_cross_chunk_boundaries(client: httpx.AsyncClient,
-                                              session: AsyncSession) -> None:
+async def test_streams_cross_chunk_boundaries(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> None:
     """A document cut into 64-byte chunks, read back by every kind of range."""
     await _publish(client, releases=2)
     expected, _ = await _rendered_now(session, 2)
@@ -227,15 +271,21 @@ async def test_streams_cross_chunk_boundaries(client: httpx.AsyncClient,
     async def read(gzip_coded: bool, start: int, end: int) -> bytes:
         return b"".join([p async for p in stream_document(db, meta, gzip_coded, start, end)])
 
-    for start, end in ((0, len(identity) - 1), (0, 0), (63, 64), (100, 300),
-                       (len(identity) - 5, len(identity) - 1)):
-        assert await read(False, start, end) == identity[start:end + 1], (start, end)
+    for start, end in (
+        (0, len(identity) - 1),
+        (0, 0),
+        (63, 64),
+        (100, 300),
+        (len(identity) - 5, len(identity) - 1),
+    ):
+        assert await read(False, start, end) == identity[start : end + 1], (start, end)
     for start, end in ((0, len(coded) - 1), (63, 64), (64, 127), (10, len(coded) - 2)):
-        assert await read(True, start, end) == coded[start:end + 1], (start, end)
+        assert await read(True, start, end) == coded[start : end + 1], (start, end)
 
 
 async def test_release_stored_before_renderings_is_rendered_on_first_read(
-        client: httpx.AsyncClient, database_url: str) -> None:
+    client: httpx.AsyncClient, database_url: str
+) -> None:
     analyst = await _publish(client)
     before = await client.get(URL, headers={**analyst, **IDENTITY})
     with psycopg.connect(libpq_url(database_url), autocommit=True) as conn:
@@ -259,38 +309,49 @@ async def test_revoked_key_reads_nothing(client: httpx.AsyncClient) -> None:
     assert (await client.get(URL, headers=analyst)).status_code == 401
 
 
-async def test_risk_summary_is_stored_per_number_of_releases(client: httpx.AsyncClient,
-                                                             database_url: str) -> None:
+async def test_risk_summary_is_stored_per_number_of_releases(
+    client: httpx.AsyncClient, database_url: str
+) -> None:
     await _publish(client)
     auditor = await create_key(client, "auditor")
     url = "/v1/series/prison-health/releases/1/risk"
     first = await client.get(url, headers=auditor)
     assert first.status_code == 200
     assert first.headers["cache-control"] == "private, no-cache"
-    assert first.json() == (await client.get("/v1/series/prison-health/risk",
-                                             headers=auditor)).json()[0]
+    assert (
+        first.json()
+        == (await client.get("/v1/series/prison-health/risk", headers=auditor)).json()[0]
+    )
     again = await client.get(url, headers={**auditor, "If-None-Match": first.headers["etag"]})
     assert again.status_code == 304
     head = await client.head(url, headers=auditor)
     assert head.status_code == 200 and head.headers["etag"] == first.headers["etag"]
     publisher = await create_key(client, "publisher", "prison-health")
-    await client.post("/v1/series/prison-health/releases?wait=true", json=body(2),
-                      headers=publisher)
+    await client.post(
+        "/v1/series/prison-health/releases?wait=true", json=body(2), headers=publisher
+    )
     later = await client.get(url, headers=auditor)
-    assert later.json() == (await client.get("/v1/series/prison-health/risk",
-                                             headers=auditor)).json()[0]
+    assert (
+        later.json()
+        == (await client.get("/v1/series/prison-health/risk", headers=auditor)).json()[0]
+    )
     other = await client.get(f"{url}?r_th=3", headers=auditor)
     assert other.json()["r_th"] == 3.0
     with psycopg.connect(libpq_url(database_url)) as conn:
-        keys = [k for (k,) in conn.execute(
-            "SELECT key FROM rendered_documents WHERE key LIKE 'risk/%' ORDER BY key")]
+        keys = [
+            k
+            for (k,) in conn.execute(
+                "SELECT key FROM rendered_documents WHERE key LIKE 'risk/%' ORDER BY key"
+            )
+        ]
     assert keys == ["risk/1/2.0/private", "risk/2/2.0/private", "risk/2/3.0/private"]
     analyst = await create_key(client, "analyst")
     assert (await client.get(url, headers={**analyst, "If-None-Match": "*"})).status_code == 403
 
 
 async def test_render_command_fills_releases_stored_before_renderings(
-        client: httpx.AsyncClient, database_url: str) -> None:
+    client: httpx.AsyncClient, database_url: str
+) -> None:
     analyst = await _publish(client, releases=2)
     before = (await client.get(URL, headers={**analyst, **IDENTITY})).content
     with psycopg.connect(libpq_url(database_url), autocommit=True) as conn:
@@ -299,8 +360,10 @@ async def test_render_command_fills_releases_stored_before_renderings(
     lines: list[str] = []
     db = client.app.state.runtime.db  # type: ignore[attr-defined]
     assert await render_missing(db, lines.append) == 2
-    assert lines == ["rendered prison-health release 1 (6 rows)",
-                     "rendered prison-health release 2 (8 rows)"]
+    assert lines == [
+        "rendered prison-health release 1 (6 rows)",
+        "rendered prison-health release 2 (8 rows)",
+    ]
     assert await render_missing(db, lines.append) == 0
     with psycopg.connect(libpq_url(database_url)) as conn:
         (count,) = conn.execute("SELECT count(*) FROM rendered_documents").fetchone() or (0,)

@@ -24,8 +24,9 @@ def _dead_process() -> tuple[int, float]:
     return process.pid, started
 
 
-async def _job_of_a_crashed_process(client: httpx.AsyncClient, pid: int,
-                                    started: float, host: str | None = None) -> str:
+async def _job_of_a_crashed_process(
+    client: httpx.AsyncClient, pid: int, started: float, host: str | None = None
+) -> str:
     """A job 'running' on this host in ``pid``, whose worker's heartbeat is still fresh."""
     from app.db.raw import driver_connection
     from app.services.auth import authenticate
@@ -49,11 +50,13 @@ async def _job_of_a_crashed_process(client: httpx.AsyncClient, pid: int,
         job.worker_pid, job.worker_started = pid, started
         conn = await driver_connection(session)
         cur = await conn.execute(
-            "INSERT INTO procrastinate_workers (last_heartbeat) VALUES (now()) RETURNING id")
+            "INSERT INTO procrastinate_workers (last_heartbeat) VALUES (now()) RETURNING id"
+        )
         worker = (await cur.fetchone())[0]  # type: ignore[index]
         await conn.execute(
             "UPDATE procrastinate_jobs SET status = 'doing', worker_id = %s WHERE id = %s",
-            (worker, job.procrastinate_job_id))
+            (worker, job.procrastinate_job_id),
+        )
     return str(job.id)
 
 
@@ -82,9 +85,7 @@ async def test_restart_requeues_its_own_jobs_at_once_and_the_job_says_so(
     assert done["interruptions"][0]["attempt"] == 1
 
 
-async def test_a_dead_pid_of_another_pid_namespace_is_not_judged(
-    client: httpx.AsyncClient
-) -> None:
+async def test_a_dead_pid_of_another_pid_namespace_is_not_judged(client: httpx.AsyncClient) -> None:
     """Same host name, another pid namespace (a container on host networking): left to the
     heartbeat, never requeued on the strength of a pid that means nothing here."""
     from app.services.processes import current_process
@@ -92,8 +93,7 @@ async def test_a_dead_pid_of_another_pid_namespace_is_not_judged(
 
     await create_series(client)
     name = current_process().host.split("/")[0]
-    job_id = await _job_of_a_crashed_process(client, *_dead_process(),
-                                             host=f"{name}/pid:[1]")
+    job_id = await _job_of_a_crashed_process(client, *_dead_process(), host=f"{name}/pid:[1]")
     runtime = client.app.state.runtime  # type: ignore[attr-defined]
     assert await requeue_dead_here(runtime) == 0
     auditor = await create_key(client, "auditor")

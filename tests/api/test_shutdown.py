@@ -13,9 +13,12 @@ import pytest
 from tests.api.conftest import create_key, create_series
 
 pytestmark = [
-    pytest.mark.anyio, pytest.mark.db,
-    pytest.mark.skipif(sys.platform != "linux",
-                       reason="the slow stand-in reaches the job's process by fork (Linux)"),
+    pytest.mark.anyio,
+    pytest.mark.db,
+    pytest.mark.skipif(
+        sys.platform != "linux",
+        reason="the slow stand-in reaches the job's process by fork (Linux)",
+    ),
 ]
 
 
@@ -35,8 +38,16 @@ async def _unqueued_job(client: httpx.AsyncClient) -> uuid.UUID:
     corpus = await read_corpus("text/plain", one_chunk(), limit=10_000, secret=runtime.secret)
     async with runtime.db.session() as session:
         series = await get_series(session, "prison-health")
-        job = Job(id=uuid.uuid4(), series_id=series.id, status="queued", progress=0.0,
-                  extra_private_terms=[], n_transactions=4, attempts=0, phase_seconds={})
+        job = Job(
+            id=uuid.uuid4(),
+            series_id=series.id,
+            status="queued",
+            progress=0.0,
+            extra_private_terms=[],
+            n_transactions=4,
+            attempts=0,
+            phase_seconds={},
+        )
         await JobRepository(session).add(job, encode_corpus(corpus.compact))
     return job.id
 
@@ -60,8 +71,7 @@ async def test_stopping_worker_requeues_its_running_job(
     runtime = client.app.state.runtime  # type: ignore[attr-defined]
     running = asyncio.create_task(run_job(runtime, job_id))
     for _ in range(200):
-        if (await client.get(f"/v1/jobs/{job_id}", headers=auditor)).json()["status"] \
-                == "running":
+        if (await client.get(f"/v1/jobs/{job_id}", headers=auditor)).json()["status"] == "running":
             break
         await asyncio.sleep(0.05)
     running.cancel()  # what procrastinate does to running jobs past the shutdown grace
@@ -70,8 +80,7 @@ async def test_stopping_worker_requeues_its_running_job(
     job = (await client.get(f"/v1/jobs/{job_id}", headers=auditor)).json()
     assert job["status"] == "queued" and job["error"] is None, job
     assert [i["reason"] for i in job["interruptions"]] == ["worker_shutdown"]
-    assert len((await client.get("/v1/series/prison-health/releases",
-                                 headers=auditor)).json()) == 0
+    assert len((await client.get("/v1/series/prison-health/releases", headers=auditor)).json()) == 0
     # The next run publishes it (procrastinate's retry, here called directly).
     monkeypatch.setattr(pipeline, "publish", real)
     await run_job(runtime, job_id)

@@ -28,11 +28,17 @@ from tests.oracle.serial_risk import row_risks, violations
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
 
+
 def _series(trial: int) -> tuple[list[list[list[str]]], list[str], float]:
     rng = random.Random(trial)
     base = build_series(
-        seed=trial, releases=4, sizes=[rng.randint(20, 40) for _ in range(4)], n_private=2,
-        n_public=6, r_th=rng.uniform(1.5, 3), cluster_size=3,
+        seed=trial,
+        releases=4,
+        sizes=[rng.randint(20, 40) for _ in range(4)],
+        n_private=2,
+        n_public=6,
+        r_th=rng.uniform(1.5, 3),
+        cluster_size=3,
     )
     series = _inject(base, trial, 0.3)
     corpora = [[sorted(t.terms) for t in corpus] for corpus in series.corpora]
@@ -49,8 +55,9 @@ def _core_suppressed(trial: int) -> int | None:
     params, history, total = parse_params("sanony", _params(r_th)), SeriesHistory(), 0
     try:
         for corpus in corpora:
-            found = publish("sanony", history, [Transaction.of(t) for t in corpus],
-                            frozenset(private), params)
+            found = publish(
+                "sanony", history, [Transaction.of(t) for t in corpus], frozenset(private), params
+            )
             history.releases.append(found.release)
             total += sum(found.ledger.suppressed.values())
     except PublicationFailed:
@@ -74,8 +81,11 @@ def _release(document: dict[str, Any]) -> PublishedRelease:
         release_no=document["release_no"],
         clusters=[
             PublishedCluster(
-                c["cluster_id"], [tuple(sorted(r)) for r in c["rows"]], dict(c["private_terms"]),
-                dict(c["global_share"]), c["counterfeits"],
+                c["cluster_id"],
+                [tuple(sorted(r)) for r in c["rows"]],
+                dict(c["private_terms"]),
+                dict(c["global_share"]),
+                c["counterfeits"],
             )
             for c in document["clusters"]
         ],
@@ -131,8 +141,11 @@ async def test_service_risk_equals_the_oracle_on_every_row(client: httpx.AsyncCl
     assert sum(sum(r["suppressed"].values()) for r in summary.json()) == suppressed
     in_ledgers = in_clusters = 0
     for document in documents:
-        ledger = (await client.get(
-            f"/v1/series/hard/releases/{document['release_no']}/ledger", headers=ADMIN)).json()
+        ledger = (
+            await client.get(
+                f"/v1/series/hard/releases/{document['release_no']}/ledger", headers=ADMIN
+            )
+        ).json()
         in_ledgers += sum(ledger["suppressed"].values())
         in_clusters += sum(sum(c["suppressed"].values()) for c in ledger["clusters"])
     assert in_ledgers == suppressed and in_clusters <= suppressed
@@ -144,17 +157,20 @@ async def test_ledger_flags_the_counterfeits_for_auditors_only(
     await create_series(client)  # the paper's example, in the paper's mode: BP adds rows
     publisher = await create_key(client, "publisher", "prison-health")
     for number in (1, 2, 3):
-        posted = await client.post("/v1/series/prison-health/releases?wait=true",
-                                   json=body(number), headers=publisher)
+        posted = await client.post(
+            "/v1/series/prison-health/releases?wait=true", json=body(number), headers=publisher
+        )
         assert posted.status_code == 201, posted.text
     auditor = await create_key(client, "auditor")
     total = 0
     for number in (1, 2, 3):
-        ledger = await client.get(f"/v1/series/prison-health/releases/{number}/ledger",
-                                  headers=auditor)
+        ledger = await client.get(
+            f"/v1/series/prison-health/releases/{number}/ledger", headers=auditor
+        )
         assert ledger.status_code == 200, ledger.text
-        public = (await client.get(f"/v1/series/prison-health/releases/{number}",
-                                   headers=auditor)).json()
+        public = (
+            await client.get(f"/v1/series/prison-health/releases/{number}", headers=auditor)
+        ).json()
         for cluster, book in zip(public["clusters"], ledger.json()["clusters"], strict=True):
             assert book["cluster_id"] == cluster["cluster_id"]
             assert len(book["counterfeit"]) == len(cluster["rows"])
@@ -163,8 +179,9 @@ async def test_ledger_flags_the_counterfeits_for_auditors_only(
             total += sum(book["counterfeit"])
     assert total > 0  # Example 11: BP adds a counterfeit to release 2
     for role in ("analyst", "publisher"):
-        denied = await client.get("/v1/series/prison-health/releases/2/ledger",
-                                  headers=await create_key(client, role))
+        denied = await client.get(
+            "/v1/series/prison-health/releases/2/ledger", headers=await create_key(client, role)
+        )
         assert denied.status_code == 403
     missing = await client.get("/v1/series/prison-health/releases/9/ledger", headers=auditor)
     assert missing.status_code == 404

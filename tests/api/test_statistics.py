@@ -23,20 +23,26 @@ def _corpus(release: int) -> dict[str, object]:
     return {"label": f"y{release}", "transactions": transactions}
 
 
-async def test_statistics_file_is_kept_per_individual(client: httpx.AsyncClient,
-                                                      database_url: str) -> None:
+async def test_statistics_file_is_kept_per_individual(
+    client: httpx.AsyncClient, database_url: str
+) -> None:
     import psycopg
 
     from app.db.embedded import libpq_url
 
-    await create_series(client, name="w", method="wong", private_terms=["HIV", "cancer"],
-                        params={"l": 2, "cluster_size": 2, "strategy": "constant_ratio",
-                                "k_prime": 5})
+    await create_series(
+        client,
+        name="w",
+        method="wong",
+        private_terms=["HIV", "cancer"],
+        params={"l": 2, "cluster_size": 2, "strategy": "constant_ratio", "k_prime": 5},
+    )
     publisher = await create_key(client, "publisher", "w")
     auditor = await create_key(client, "auditor")
     for release in (1, 2):
-        response = await client.post("/v1/series/w/releases?wait=true", json=_corpus(release),
-                                     headers=publisher)
+        response = await client.post(
+            "/v1/series/w/releases?wait=true", json=_corpus(release), headers=publisher
+        )
         assert response.status_code == 201, response.text
     found = await client.get("/v1/series/w/statistics?individual=p-1", headers=auditor)
     assert found.status_code == 200, found.text
@@ -52,22 +58,25 @@ async def test_statistics_file_is_kept_per_individual(client: httpx.AsyncClient,
             expected *= r
         assert term["breach_probability"] == pytest.approx(1 - expected)
         assert [e["release_no"] for e in term["entries"]] == sorted(
-            e["release_no"] for e in term["entries"])
+            e["release_no"] for e in term["entries"]
+        )
     async with await psycopg.AsyncConnection.connect(libpq_url(database_url)) as conn:
-        cur = await conn.execute("SELECT count(*) FROM wong_statistics WHERE individual_key "
-                                 "IN ('p-1', 'p-5', 'p-11')")
+        cur = await conn.execute(
+            "SELECT count(*) FROM wong_statistics WHERE individual_key IN ('p-1', 'p-5', 'p-11')"
+        )
         assert (await cur.fetchone()) == (0,)
-        cur = await conn.execute("SELECT count(*) FROM cluster_ledgers WHERE 'p-1' = "
-                                 "ANY(individuals)")
+        cur = await conn.execute(
+            "SELECT count(*) FROM cluster_ledgers WHERE 'p-1' = ANY(individuals)"
+        )
         assert (await cur.fetchone()) == (0,)
-    assert (await client.get("/v1/series/w/statistics?individual=p-1",
-                             headers=publisher)).status_code == 403
+    assert (
+        await client.get("/v1/series/w/statistics?individual=p-1", headers=publisher)
+    ).status_code == 403
 
 
 async def test_statistics_of_a_method_without_a_file(client: httpx.AsyncClient) -> None:
     await create_series(client)
     auditor = await create_key(client, "auditor")
-    response = await client.get("/v1/series/prison-health/statistics?individual=p",
-                                headers=auditor)
+    response = await client.get("/v1/series/prison-health/statistics?individual=p", headers=auditor)
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "no_statistics_file"

@@ -52,17 +52,46 @@ def test_published_supports_count_rows_and_reconstruct_private_terms() -> None:
 
 def _corpus_args() -> tuple[list[str], bool]:
     if (DATA / "bms-webview-1.dat").exists():
-        return ["--data-dir", str(DATA), "--corpora", "B1", "--default-sz", "1%",
-                "--sz", "0.5%", "1%"], True
-    return ["--corpora", "SYN", "--synthetic-size", "3000", "--default-sz", "20%",
-            "--sz", "10%", "20%"], False
+        return [
+            "--data-dir",
+            str(DATA),
+            "--corpora",
+            "B1",
+            "--default-sz",
+            "1%",
+            "--sz",
+            "0.5%",
+            "1%",
+        ], True
+    return [
+        "--corpora",
+        "SYN",
+        "--synthetic-size",
+        "3000",
+        "--default-sz",
+        "20%",
+        "--sz",
+        "10%",
+        "20%",
+    ], False
 
 
 def test_quick_run_writes_sane_json_markdown_and_figures(tmp_path: Path) -> None:
     corpus, real = _corpus_args()
     out = tmp_path / "out"
-    code = main(["--quick", *corpus, "--sweeps", "sz", "--releases", "3",
-                 "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "--quick",
+            *corpus,
+            "--sweeps",
+            "sz",
+            "--releases",
+            "3",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     document = json.loads((out / "results.json").read_text())
     units = document["units"]
     failed = [u for u in units if u["status"] != "ok"]
@@ -114,8 +143,9 @@ def test_inv_values_are_decoded_before_reconstruction() -> None:
         global_bag={},
         population_rates={},
     )
-    draws = published_supports(release, [("s", "t"), ("a", "s")], frozenset({"s", "t"}), 4000,
-                               "inv", inv_value_terms)
+    draws = published_supports(
+        release, [("s", "t"), ("a", "s")], frozenset({"s", "t"}), 4000, "inv", inv_value_terms
+    )
     assert draws[0].mean() == pytest.approx(2.0, abs=0.08)
     assert draws[1].mean() == pytest.approx(2.0, abs=0.08)
 
@@ -131,10 +161,35 @@ def test_anony_r_th_reaches_sanony_and_kanony_only() -> None:
 
 def test_anony_r_th_option_is_run_recorded_and_labelled(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    code = main(["--corpora", "SYN", "--synthetic-size", "1500", "--default-sz", "20%",
-                 "--sweeps", "--releases", "2", "--seeds", "1", "--reconstructions", "2",
-                 "--methods", "anony", "sanony", "--experiments", "counterfeits", "utility",
-                 "--anony-r-th", "2", "--no-figures", "--no-progress", "--out", str(out)])
+    code = main(
+        [
+            "--corpora",
+            "SYN",
+            "--synthetic-size",
+            "1500",
+            "--default-sz",
+            "20%",
+            "--sweeps",
+            "--releases",
+            "2",
+            "--seeds",
+            "1",
+            "--reconstructions",
+            "2",
+            "--methods",
+            "anony",
+            "sanony",
+            "--experiments",
+            "counterfeits",
+            "utility",
+            "--anony-r-th",
+            "2",
+            "--no-figures",
+            "--no-progress",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     document = json.loads((out / "results.json").read_text())
     assert document["meta"]["anony_r_th"] == 2.0

@@ -22,16 +22,36 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for number in (1, 2):
         lines = "".join(" ".join(sorted(t.terms)) + "\n" for t in world(200, number))
         (root / f"y{number}.dat").write_text(lines, encoding="utf-8")
-    result = RUNNER.invoke(cli, ["publish-local", str(root / "y1.dat"), str(root / "y2.dat"),
-                                 "--private", "hiv,parole", "--params", '{"cluster_size": 4}',
-                                 "--out", str(root / "out")])
+    result = RUNNER.invoke(
+        cli,
+        [
+            "publish-local",
+            str(root / "y1.dat"),
+            str(root / "y2.dat"),
+            "--private",
+            "hiv,parole",
+            "--params",
+            '{"cluster_size": 4}',
+            "--out",
+            str(root / "out"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     return root
 
 
 def _attack(root: Path, *extra: str) -> tuple[int, str, str]:
-    result = RUNNER.invoke(cli, ["attack", str(root / "y1.dat"), str(root / "y2.dat"),
-                                 "--published", str(root / "out"), *extra])
+    result = RUNNER.invoke(
+        cli,
+        [
+            "attack",
+            str(root / "y1.dat"),
+            str(root / "y2.dat"),
+            "--published",
+            str(root / "out"),
+            *extra,
+        ],
+    )
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -51,8 +71,9 @@ def test_attack_prints_a_report_per_release(published: Path) -> None:
 
 def test_attack_with_a_background_file(published: Path, tmp_path: Path) -> None:
     background = tmp_path / "world.dat"
-    background.write_text("".join(" ".join(sorted(t.terms)) + "\n" for t in world(300, 7)),
-                          encoding="utf-8")
+    background.write_text(
+        "".join(" ".join(sorted(t.terms)) + "\n" for t in world(300, 7)), encoding="utf-8"
+    )
     code, out, err = _attack(published, "--background", str(background))
     assert code == 0, err
     reports = json.loads(out)["releases"]
@@ -81,10 +102,22 @@ def test_attack_on_disassociated_releases(tmp_path: Path) -> None:
     for number in (1, 2):
         lines = "".join(" ".join(sorted(t.terms)) + "\n" for t in world(120, number))
         (tmp_path / f"y{number}.dat").write_text(lines, encoding="utf-8")
-    published = RUNNER.invoke(cli, [
-        "publish-local", str(tmp_path / "y1.dat"), str(tmp_path / "y2.dat"),
-        "--method", "disassociation", "--private", "hiv",
-        "--params", '{"k": 2, "max_cluster_size": 10}', "--out", str(tmp_path / "out")])
+    published = RUNNER.invoke(
+        cli,
+        [
+            "publish-local",
+            str(tmp_path / "y1.dat"),
+            str(tmp_path / "y2.dat"),
+            "--method",
+            "disassociation",
+            "--private",
+            "hiv",
+            "--params",
+            '{"k": 2, "max_cluster_size": 10}',
+            "--out",
+            str(tmp_path / "out"),
+        ],
+    )
     assert published.exit_code == 0, published.output
     code, out, err = _attack(tmp_path, "--selection", "mra")
     assert code == 0, err
@@ -93,7 +126,15 @@ def test_attack_on_disassociated_releases(tmp_path: Path) -> None:
     assert set(reports[1]["reassociation"]) == {"mra-ngd", "mra+update-ngd", "random"}
     assert reports[1]["disassociation"]["records"] == reports[1]["rows"] == 120
     # The snapshots swapped: neither gives its release's chunks back.
-    swapped = RUNNER.invoke(cli, ["attack", str(tmp_path / "y2.dat"), str(tmp_path / "y1.dat"),
-                                  "--published", str(tmp_path / "out")])
+    swapped = RUNNER.invoke(
+        cli,
+        [
+            "attack",
+            str(tmp_path / "y2.dat"),
+            str(tmp_path / "y1.dat"),
+            "--published",
+            str(tmp_path / "out"),
+        ],
+    )
     message = " ".join(swapped.stderr.replace("│", " ").split())  # rich wraps it in a box
     assert swapped.exit_code == 2 and "is not the snapshot of release 1" in message

@@ -25,18 +25,29 @@ def runtime_only(tmp_path: Path) -> dict[str, str]:
     missing.mkdir()
     for name in ("httpx", "matplotlib"):
         (missing / f"{name}.py").write_text(
-            f"raise ModuleNotFoundError(\"No module named '{name}'\", name={name!r})\n")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "SERIALPUB_DATA_DIR", "SERIALPUB_ADMIN_TOKEN")}
+            f"raise ModuleNotFoundError(\"No module named '{name}'\", name={name!r})\n"
+        )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "SERIALPUB_DATA_DIR", "SERIALPUB_ADMIN_TOKEN")
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(missing), str(ROOT)])
     env["SERIALPUB_LOG_LEVEL"] = "WARNING"
     return env
 
 
-def _serialpub(env: dict[str, str], *args: str, cwd: Path = ROOT,
-               timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+def _serialpub(
+    env: dict[str, str], *args: str, cwd: Path = ROOT, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.db
@@ -54,7 +65,8 @@ def test_bench_names_the_extra_to_install(runtime_only: dict[str, str]) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "error: serialpub bench draws its figures with matplotlib, which the runtime does not "
-        "install: pip install -e '.[bench]'"]
+        "install: pip install -e '.[bench]'"
+    ]
 
 
 def test_create_key_elsewhere_says_what_to_set_and_creates_nothing(
@@ -71,8 +83,9 @@ def test_create_key_elsewhere_says_what_to_set_and_creates_nothing(
 
 
 @pytest.mark.db
-def test_create_key_on_an_unmigrated_database_is_one_line(runtime_only: dict[str, str],
-                                                          database_url: str) -> None:
+def test_create_key_on_an_unmigrated_database_is_one_line(
+    runtime_only: dict[str, str], database_url: str
+) -> None:
     import psycopg
     from sqlalchemy.engine import make_url
 
@@ -85,8 +98,9 @@ def test_create_key_on_an_unmigrated_database_is_one_line(runtime_only: dict[str
         conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
     try:
         url = server.set(database=name).render_as_string(hide_password=False)
-        done = _serialpub({**runtime_only, "DATABASE_URL": url}, "create-key", "--role", "admin",
-                          timeout=60)
+        done = _serialpub(
+            {**runtime_only, "DATABASE_URL": url}, "create-key", "--role", "admin", timeout=60
+        )
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]

@@ -73,10 +73,20 @@ def test_params_are_immutable_values() -> None:
         # Rows and terms are checked once each (at their first transaction): a repeated good
         # row is not a reason to skip a bad one after it, and a bad one is named where first
         # seen, even when a term it shares with a good row was checked already.
-        ([Transaction.of(["a"]), Transaction.of(["a"]), Transaction.of(["a", ""])], 2,
-         "empty term"),
-        ([Transaction.of(["b"]), Transaction.of(["b", "x" * 201]),
-          Transaction.of(["b", "x" * 201])], 1, "longer than 200"),
+        (
+            [Transaction.of(["a"]), Transaction.of(["a"]), Transaction.of(["a", ""])],
+            2,
+            "empty term",
+        ),
+        (
+            [
+                Transaction.of(["b"]),
+                Transaction.of(["b", "x" * 201]),
+                Transaction.of(["b", "x" * 201]),
+            ],
+            1,
+            "longer than 200",
+        ),
     ],
 )
 def test_bad_corpora_name_the_transaction(corpus: list, item: int | None, fragment: str) -> None:
@@ -90,6 +100,7 @@ def test_wong_needs_individuals() -> None:
         validate_corpus([Transaction.of(["a"])], require_individual=True)
     # Every transaction needs one, repeated rows included.
     with pytest.raises(InvalidCorpus, match="individual") as error:
-        validate_corpus([Transaction.of(["a"], "p1"), Transaction.of(["a"])],
-                        require_individual=True)
+        validate_corpus(
+            [Transaction.of(["a"], "p1"), Transaction.of(["a"])], require_individual=True
+        )
     assert error.value.details.get("item") == 1

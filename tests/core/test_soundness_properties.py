@@ -84,8 +84,10 @@ def _publish_checked(method: str, series: SmallSeries, extra: dict[str, object])
         assert violations(history.releases, series.r_th) == []
         suppressed = sum(publication.ledger.suppressed.values())
         release = publication.release
-        copies = suppressed + sum(release.global_bag.values()) + sum(
-            sum(c.private_counts.values()) for c in release.clusters
+        copies = (
+            suppressed
+            + sum(release.global_bag.values())
+            + sum(sum(c.private_counts.values()) for c in release.clusters)
         )
         own = params.max_suppression * copies
         if params.suppression_scope == "series":
@@ -281,8 +283,10 @@ def test_kanony_still_suppresses_a_new_term_and_keeps_its_bag() -> None:
 @pytest.mark.parametrize(
     ("extra", "told"),
     [
-        ({"max_suppression": 0.0, "suppression_floor": 0, "max_repair_rounds": 2},
-         "a larger max_suppression"),
+        (
+            {"max_suppression": 0.0, "suppression_floor": 0, "max_repair_rounds": 2},
+            "a larger max_suppression",
+        ),
         ({"r_th": 1.5, "max_repair_rounds": 1}, "more max_repair_rounds"),
     ],
 )

@@ -13,8 +13,9 @@ async def session(database_url: str) -> AsyncIterator[AsyncSession]:
     engine = create_async_engine(database_url)
     async with engine.connect() as connection:
         transaction = await connection.begin()
-        session = AsyncSession(bind=connection, join_transaction_mode="create_savepoint",
-                               expire_on_commit=False)
+        session = AsyncSession(
+            bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False
+        )
         try:
             yield session
         finally:

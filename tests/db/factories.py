@@ -20,8 +20,12 @@ def publication(release_no: int = 1) -> Publication:
         release_no,
         [
             ([("arson", "fraud", "theft"), ("arson", "theft")], {"HIV": 1, "cancer": 1}, {}, 1),
-            ([("abuse", "arson"), ("arson", "vandal"), ("abuse", "arson")], {"cancer": 1},
-             {"HIV": 0}, 0),
+            (
+                [("abuse", "arson"), ("arson", "vandal"), ("abuse", "arson")],
+                {"cancer": 1},
+                {"HIV": 0},
+                0,
+            ),
         ],
         {"herpes": 1},
         {"HIV": 0.2, "cancer": 0.4, "herpes": 0.2},
@@ -29,8 +33,10 @@ def publication(release_no: int = 1) -> Publication:
     release.private_terms = frozenset({"HIV", "cancer", "herpes"})
     release.label = "2024"
     ledger = ReleaseLedger(
-        clusters=[ClusterLedger([1], 1, 0, 0, ["k1", None]),
-                  ClusterLedger([], 0, 0, 2, ["k2", "k3", None])],
+        clusters=[
+            ClusterLedger([1], 1, 0, 0, ["k1", None]),
+            ClusterLedger([], 0, 0, 2, ["k2", "k3", None]),
+        ],
         global_bag_counterfeits={"herpes": 0},
         suppressed={},
     )

@@ -37,8 +37,9 @@ def data_dir(tmp_path: Path) -> Iterator[Path]:
 
 def _env(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env.update(SERIALPUB_DATA_DIR=str(data_dir), SERIALPUB_ENV="development",
-               SERIALPUB_LOG_LEVEL="WARNING")
+    env.update(
+        SERIALPUB_DATA_DIR=str(data_dir), SERIALPUB_ENV="development", SERIALPUB_LOG_LEVEL="WARNING"
+    )
     return env
 
 
@@ -82,7 +83,10 @@ def test_sigterm_stops_the_embedded_database(data_dir: Path) -> None:
     port = _free_port()
     serve = subprocess.Popen(
         [sys.executable, "-m", "app", "serve", "--port", str(port)],
-        cwd=ROOT, env=_env(data_dir), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=_env(data_dir),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         _wait_http(f"http://127.0.0.1:{port}/readyz", serve)
@@ -97,18 +101,25 @@ def test_sigterm_stops_the_embedded_database(data_dir: Path) -> None:
 
 
 def test_a_killed_user_does_not_keep_the_database_running_forever(data_dir: Path) -> None:
-    start = ("import sys, time; from pathlib import Path; "
-             "from app.db.embedded import start_embedded; "
-             "start_embedded(Path(sys.argv[1])); print('up', flush=True); "
-             "time.sleep(float(sys.argv[2]))")
-    killed = subprocess.Popen([sys.executable, "-c", start, str(data_dir), "600"], cwd=ROOT,
-                              stdout=subprocess.PIPE)
+    start = (
+        "import sys, time; from pathlib import Path; "
+        "from app.db.embedded import start_embedded; "
+        "start_embedded(Path(sys.argv[1])); print('up', flush=True); "
+        "time.sleep(float(sys.argv[2]))"
+    )
+    killed = subprocess.Popen(
+        [sys.executable, "-c", start, str(data_dir), "600"], cwd=ROOT, stdout=subprocess.PIPE
+    )
     assert killed.stdout is not None and killed.stdout.readline().strip() == b"up"
     killed.kill()  # no atexit: its pid stays in the handle file
     killed.wait()
     postgres = _postmaster(data_dir)
-    later = subprocess.run([sys.executable, "-c", start, str(data_dir), "0"], cwd=ROOT,
-                           capture_output=True, timeout=120)
+    later = subprocess.run(
+        [sys.executable, "-c", start, str(data_dir), "0"],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
     assert later.returncode == 0, later.stderr.decode()
     assert _gone(postgres, within=20), "the last user exited but the server still runs"
     assert json.loads((data_dir / "pg" / ".handle_pids.json").read_text()) == []

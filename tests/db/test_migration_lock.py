@@ -21,8 +21,13 @@ pytestmark = [pytest.mark.db, pytest.mark.slow]
 
 def _migrate(url: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DATABASE_URL": url, "SERIALPUB_LOG_LEVEL": "WARNING"}
-    return subprocess.Popen([sys.executable, "-m", "app", "migrate"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "app", "migrate"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _has_schema(url: str) -> bool:

@@ -40,25 +40,34 @@ def test_0010_counts_the_records_of_stored_disassociation_releases() -> None:
     with fresh_database() as url:
         command.downgrade(_config(url), "0009_attacks")
         with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-            series = conn.execute("INSERT INTO series (name, method, private_terms, params) "
-                                  "VALUES ('s', 'disassociation', '{}', '{}') RETURNING id"
-                                  ).fetchone()
+            series = conn.execute(
+                "INSERT INTO series (name, method, private_terms, params) "
+                "VALUES ('s', 'disassociation', '{}', '{}') RETURNING id"
+            ).fetchone()
             assert series is not None
-            ids = [conn.execute(
-                "INSERT INTO releases (series_id, release_no, method, params, private_terms, "
-                "n_rows, n_clusters, population_rates, global_bag, global_counterfeits) "
-                "VALUES (%s, %s, %s, '{}', '{}', %s, 0, '{}', '{}', 0) RETURNING id",
-                (series[0], number, method, rows)).fetchone()[0]  # type: ignore[index]
-                for number, method, rows in ((1, "disassociation", 0), (2, "sanony", 6))]
+            ids = [
+                conn.execute(
+                    "INSERT INTO releases (series_id, release_no, method, params, private_terms, "
+                    "n_rows, n_clusters, population_rates, global_bag, global_counterfeits) "
+                    "VALUES (%s, %s, %s, '{}', '{}', %s, 0, '{}', '{}', 0) RETURNING id",
+                    (series[0], number, method, rows),
+                ).fetchone()[0]  # type: ignore[index]
+                for number, method, rows in ((1, "disassociation", 0), (2, "sanony", 6))
+            ]
             for position, size in enumerate((3, 4)):
-                conn.execute("INSERT INTO disassociation_parts VALUES (%s, 'cluster', %s, %s)",
-                             (ids[0], position, Jsonb({"id": f"P{position + 1}", "size": size})))
-            conn.execute("INSERT INTO disassociation_parts VALUES (%s, 'header', 0, %s)",
-                         (ids[0], Jsonb({"k": 2, "m": 2})))
+                conn.execute(
+                    "INSERT INTO disassociation_parts VALUES (%s, 'cluster', %s, %s)",
+                    (ids[0], position, Jsonb({"id": f"P{position + 1}", "size": size})),
+                )
+            conn.execute(
+                "INSERT INTO disassociation_parts VALUES (%s, 'header', 0, %s)",
+                (ids[0], Jsonb({"k": 2, "m": 2})),
+            )
         command.upgrade(_config(url), "head")
         with psycopg.connect(libpq_url(url)) as conn:
-            counts = conn.execute("SELECT release_no, n_rows, n_clusters FROM releases "
-                                  "ORDER BY release_no").fetchall()
+            counts = conn.execute(
+                "SELECT release_no, n_rows, n_clusters FROM releases ORDER BY release_no"
+            ).fetchall()
         assert counts == [(1, 7, 2), (2, 6, 0)]
 
 
@@ -73,8 +82,10 @@ def test_0012_takes_the_seed_out_of_public_params_into_the_ledger() -> None:
     with fresh_database() as url:
         command.downgrade(_config(url), "0010_audit")
         with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-            series = conn.execute("INSERT INTO series (name, method, private_terms, params) "
-                                  "VALUES ('s', 'sanony', '{}', '{}') RETURNING id").fetchone()
+            series = conn.execute(
+                "INSERT INTO series (name, method, private_terms, params) "
+                "VALUES ('s', 'sanony', '{}', '{}') RETURNING id"
+            ).fetchone()
             assert series is not None
             ids = []
             for number, params in ((1, '{"r_th": 2, "seed": 918273645}'), (2, '{"r_th": 2}')):
@@ -82,16 +93,22 @@ def test_0012_takes_the_seed_out_of_public_params_into_the_ledger() -> None:
                     "INSERT INTO releases (series_id, release_no, method, params, "
                     "private_terms, n_rows, n_clusters, population_rates, global_bag, "
                     "global_counterfeits) VALUES (%s, %s, 'sanony', %s, '{}', 0, 0, '{}', "
-                    "'{}', 0) RETURNING id", (series[0], number, params)).fetchone()
+                    "'{}', 0) RETURNING id",
+                    (series[0], number, params),
+                ).fetchone()
                 assert row is not None
                 ids.append(row[0])
-                conn.execute("INSERT INTO release_ledgers (release_id, global_bag_counterfeits,"
-                             " suppressed) VALUES (%s, '{}', '{}')", (row[0],))
+                conn.execute(
+                    "INSERT INTO release_ledgers (release_id, global_bag_counterfeits,"
+                    " suppressed) VALUES (%s, '{}', '{}')",
+                    (row[0],),
+                )
                 conn.execute(
                     "INSERT INTO rendered_documents (release_id, key, media_type, etag, "
                     "identity_size, gzip_size, chunk_bytes, n_chunks, created_at) VALUES "
                     "(%s, 'release.json', 'application/json', 'x', 0, 0, 1, 0, now())",
-                    (row[0],))
+                    (row[0],),
+                )
         command.upgrade(_config(url), "head")
         with psycopg.connect(libpq_url(url)) as conn:
             rows = conn.execute(
@@ -100,8 +117,12 @@ def test_0012_takes_the_seed_out_of_public_params_into_the_ledger() -> None:
                 "JOIN release_ledgers l ON l.release_id = r.id ORDER BY r.release_no"
             ).fetchall()
         assert rows == [
-            (1, {"r_th": 2, "randomness": "publisher_seed"},
-             {"source": "publisher_seed", "seed": 918273645}, 0),
+            (
+                1,
+                {"r_th": 2, "randomness": "publisher_seed"},
+                {"source": "publisher_seed", "seed": 918273645},
+                0,
+            ),
             (2, {"r_th": 2}, {}, 1),
         ]
 
@@ -117,21 +138,29 @@ def test_0011_attributes_idempotency_keys_to_their_jobs_api_key() -> None:
         command.downgrade(_config(url), "0010_audit")
         key_id, job_id, orphan_job = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
         with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-            series = conn.execute("INSERT INTO series (name, method, private_terms, params) "
-                                  "VALUES ('s', 'sanony', '{}', '{}') RETURNING id").fetchone()
+            series = conn.execute(
+                "INSERT INTO series (name, method, private_terms, params) "
+                "VALUES ('s', 'sanony', '{}', '{}') RETURNING id"
+            ).fetchone()
             assert series is not None
-            conn.execute("INSERT INTO api_keys (id, key_hash, role, created_at) "
-                         "VALUES (%s, 'h', 'publisher', now())", (key_id,))
+            conn.execute(
+                "INSERT INTO api_keys (id, key_hash, role, created_at) "
+                "VALUES (%s, 'h', 'publisher', now())",
+                (key_id,),
+            )
             for job, owner in ((job_id, key_id), (orphan_job, None)):
                 conn.execute(
                     "INSERT INTO jobs (id, series_id, api_key_id, status, progress, "
                     "n_transactions, attempts, extra_private_terms, phase_seconds, "
                     "created_at) VALUES (%s, %s, %s, 'succeeded', 1, 1, 1, '{}', '{}', now())",
-                    (job, series[0], owner))
+                    (job, series[0], owner),
+                )
             for name, job in (("mine", job_id), ("orphan", orphan_job)):
-                conn.execute("INSERT INTO idempotency_keys (key, series_id, body_hash, job_id, "
-                             "created_at) VALUES (%s, %s, 'b', %s, now())",
-                             (name, series[0], job))
+                conn.execute(
+                    "INSERT INTO idempotency_keys (key, series_id, body_hash, job_id, "
+                    "created_at) VALUES (%s, %s, 'b', %s, now())",
+                    (name, series[0], job),
+                )
         command.upgrade(_config(url), "head")
         with psycopg.connect(libpq_url(url)) as conn:
             rows = conn.execute("SELECT api_key_id, key FROM idempotency_keys").fetchall()

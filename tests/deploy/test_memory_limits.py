@@ -25,14 +25,17 @@ def _limit_mib(value: str) -> float:
 def test_default_caps_fit_the_compose_memory_limits() -> None:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    limits = {name: _limit_mib(services[name]["deploy"]["resources"]["limits"]["memory"])
-              for name in ("app", "worker")}
+    limits = {
+        name: _limit_mib(services[name]["deploy"]["resources"]["limits"]["memory"])
+        for name in ("app", "worker")
+    }
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     terms = settings.max_terms_per_release
     concurrency = int(services["worker"]["environment"].get("SERIALPUB_WORKER_CONCURRENCY", 1))
     api = MEMORY_FLOOR_MIB["api"] + terms * MEMORY_PER_TERM["api"] / MIB
-    worker = (MEMORY_FLOOR_MIB["worker"]
-              + concurrency * terms * MEMORY_PER_TERM["compute_child"] / MIB)
+    worker = (
+        MEMORY_FLOOR_MIB["worker"] + concurrency * terms * MEMORY_PER_TERM["compute_child"] / MIB
+    )
     assert services["app"]["environment"]["SERIALPUB_IN_PROCESS_WORKER"] == "false"
     assert api * MARGIN <= limits["app"], (api, limits)
     assert worker * MARGIN <= limits["worker"], (worker, limits)

@@ -22,7 +22,8 @@ def test_readme_commands_name_only_files_a_clone_has() -> None:
             for path in _FILE.findall(line):
                 path = path.replace("$year", "2022")
                 if path.startswith("../shared/") or any(
-                        path.startswith(d.rstrip("/") + "/") for d in written):
+                    path.startswith(d.rstrip("/") + "/") for d in written
+                ):
                     continue
                 if not (ROOT / path).exists():
                     missing.append(path)

@@ -26,13 +26,17 @@ def test_secrets_are_read_from_files(tmp_path: Path) -> None:
     )
     assert settings.secret == "s" * 32 and settings.admin_token == "t" * 32
     # The password is quoted into the URL (its @, : and / do not break it).
-    assert settings.database_url == "postgresql+psycopg://serialpub:p%40ss%3Aw%2Frd@db:5432/serialpub"
+    assert (
+        settings.database_url == "postgresql+psycopg://serialpub:p%40ss%3Aw%2Frd@db:5432/serialpub"
+    )
 
 
 def test_a_password_in_both_places_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="keep the password in the file only"):
-        Settings(DATABASE_URL="postgresql+psycopg://u:literal@db/x",
-                 DATABASE_PASSWORD_FILE=_file(tmp_path, "pw", "secret"))
+        Settings(
+            DATABASE_URL="postgresql+psycopg://u:literal@db/x",
+            DATABASE_PASSWORD_FILE=_file(tmp_path, "pw", "secret"),
+        )
 
 
 def test_a_missing_secret_file_is_named(tmp_path: Path) -> None:
@@ -42,5 +46,8 @@ def test_a_missing_secret_file_is_named(tmp_path: Path) -> None:
 
 def test_placeholder_from_a_file_is_refused_in_production(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="placeholder"):
-        Settings(SERIALPUB_ENV="production", DATABASE_URL="postgresql+psycopg://u@db/x",
-                 SERIALPUB_SECRET_FILE=_file(tmp_path, "secret", "changeme"))
+        Settings(
+            SERIALPUB_ENV="production",
+            DATABASE_URL="postgresql+psycopg://u@db/x",
+            SERIALPUB_SECRET_FILE=_file(tmp_path, "secret", "changeme"),
+        )

@@ -20,12 +20,19 @@ pytestmark = [pytest.mark.anyio, pytest.mark.db]
 
 def _check(beat: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SERIALPUB_WORKER_HEARTBEAT_FILE": str(beat)}
-    return subprocess.run([sys.executable, "-m", "app", "healthcheck", "--worker", *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "app", "healthcheck", "--worker", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
-async def test_worker_beats_and_the_check_reads_the_beat(settings: Settings,
-                                                         tmp_path: Path) -> None:
+async def test_worker_beats_and_the_check_reads_the_beat(
+    settings: Settings, tmp_path: Path
+) -> None:
     from app.api.main import start_runtime
     from app.worker import run_worker
 

@@ -15,10 +15,17 @@ from app.io.rendering import gunzip, render_document, render_release
 def _release():  # type: ignore[no-untyped-def]
     release = release_from_counts(
         3,
-        [([("arson", "theft"), ("arson", "fraud", "theft")], {"cancer": 1, "HIV": 1},
-          {"herpes": 0}, 1),
-         ([("abuse", "ü-term")], {"HIV": 0}, {}, 0)],
-        {"herpes": 1}, {"cancer": 0.3333, "HIV": 0.1667},
+        [
+            (
+                [("arson", "theft"), ("arson", "fraud", "theft")],
+                {"cancer": 1, "HIV": 1},
+                {"herpes": 0},
+                1,
+            ),
+            ([("abuse", "ü-term")], {"HIV": 0}, {}, 0),
+        ],
+        {"herpes": 1},
+        {"cancer": 0.3333, "HIV": 0.1667},
     )
     release.label = "2025"
     return release
@@ -31,8 +38,9 @@ def test_json_and_ndjson_are_the_public_document(chunk_bytes: int) -> None:
     header = release_header(release, "prison-health", "sanony", params)
     as_json, as_ndjson = render_release(header, release.clusters, chunk_bytes=chunk_bytes)
     identity = gunzip(as_json.gzip)
-    assert json.loads(identity) == json.loads(json.dumps(
-        release_document(release, "prison-health", "sanony", params)))
+    assert json.loads(identity) == json.loads(
+        json.dumps(release_document(release, "prison-health", "sanony", params))
+    )
     # Nested mappings sorted, top-level order kept: the same bytes whatever order the
     # dictionaries were built in (JSONB reorders them).
     assert identity.startswith(b'{"series":"prison-health","release_no":3,"label":"2025"')
@@ -51,8 +59,10 @@ def test_same_release_same_bytes_whatever_the_dict_order() -> None:
     first, second = _release(), _release()
     second.population_rates = dict(reversed(list(second.population_rates.items())))
     second.clusters[0].private_counts = {"HIV": 1, "cancer": 1}
-    render = [render_release(release_header(r, "s", "sanony", {"b": 1, "a": 2}), r.clusters)[0]
-              for r in (first, second)]
+    render = [
+        render_release(release_header(r, "s", "sanony", {"b": 1, "a": 2}), r.clusters)[0]
+        for r in (first, second)
+    ]
     assert render[0].etag == render[1].etag and render[0].gzip == render[1].gzip
 
 

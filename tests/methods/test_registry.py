@@ -54,8 +54,9 @@ def test_state_and_layout_are_declared_where_kept() -> None:
     assert kept == {"wong", "inv", "disassociation"}
     assert {m.name for m in all_methods() if m.release_schema} == {"disassociation"}
     assert get_method("sanony").risk_threshold(get_method("sanony").parse({"r_th": 3})) == 3.0
-    assert get_method("disassociation").risk_threshold(get_method("disassociation").parse({}))\
-        is None
+    assert (
+        get_method("disassociation").risk_threshold(get_method("disassociation").parse({})) is None
+    )
 
 
 def test_unknown_method_names_the_field() -> None:
@@ -68,10 +69,11 @@ def test_unknown_method_names_the_field() -> None:
 def test_declarations_need_no_database_or_web_stack() -> None:
     """The core's pipeline reads the registry: loading every declaration must keep the core's
     process free of sqlalchemy, fastapi and pydantic (STYLE: the core is pure)."""
-    code = ("import sys, app.core.pipeline, app.methods.registry as r; r.all_methods(); "
-            "print(sorted(m for m in ('sqlalchemy', 'fastapi', 'pydantic') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, app.core.pipeline, app.methods.registry as r; r.all_methods(); "
+        "print(sorted(m for m in ('sqlalchemy', 'fastapi', 'pydantic') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
@@ -79,12 +81,14 @@ def test_declarations_need_no_database_or_web_stack() -> None:
 def toy_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     package = tmp_path / "toy"
     package.mkdir()
-    (package / "__init__.py").write_text(textwrap.dedent('''
+    (package / "__init__.py").write_text(
+        textwrap.dedent("""
         from app.methods.family import anony_family
 
         METHOD = anony_family("toy", 99, ("cluster_size", "seed"),
                               "app.core.perturbation.sanony:publish_anony")
-    '''))
+    """)
+    )
     monkeypatch.setattr(app.methods, "__path__", [*app.methods.__path__, str(tmp_path)])
     registry._methods.cache_clear()
     yield "toy"

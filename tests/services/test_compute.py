@@ -43,14 +43,26 @@ N_ROWS = 30_000
 READ_DELAY = 1.5
 
 
-def _fake_publish(method: str, history: SeriesHistory, corpus: Sequence[Transaction],
-                  private_terms: frozenset[str], params: Any, progress: Any = None
-                  ) -> Publication:
+def _fake_publish(
+    method: str,
+    history: SeriesHistory,
+    corpus: Sequence[Transaction],
+    private_terms: frozenset[str],
+    params: Any,
+    progress: Any = None,
+) -> Publication:
     """The core's stand-in: one cluster; the report says what the child was handed."""
     release = release_from_counts(0, [([("arson",)], {}, {}, 0)], {}, {})
     ledger = ReleaseLedger([ClusterLedger()])
-    return Publication(release, ledger, {"rows": len(corpus), "past": len(history.releases),
-                                         "past_rows": history.releases[0].n_rows})
+    return Publication(
+        release,
+        ledger,
+        {
+            "rows": len(corpus),
+            "past": len(history.releases),
+            "past_rows": history.releases[0].n_rows,
+        },
+    )
 
 
 def _handoff(past_rows: int = 50_000) -> HandOff:
@@ -58,13 +70,22 @@ def _handoff(past_rows: int = 50_000) -> HandOff:
     for k in range(N_ROWS):
         builder.add([f"t{k % 997}", f"u{k % 1009}", "hiv" if k % 3 else "arson"], {"item": k})
     # Distinct rows: several MB packed, far more than a pipe holds.
-    past = release_from_counts(1, [([(f"a{k}", f"b{k}") for k in range(past_rows)], {}, {}, 0)],
-                               {}, {})
+    past = release_from_counts(
+        1, [([(f"a{k}", f"b{k}") for k in range(past_rows)], {}, {}, 0)], {}, {}
+    )
     history = SeriesHistory([past], [ReleaseLedger([ClusterLedger()])])
     releases, state = pack_history(history, [None])
-    return HandOff(method="sanony", params=None, payload=encode_corpus(builder.build()),
-                   series_terms=["HIV"], extra_terms=[], private_match="casefold",
-                   releases=releases, state=state, label="day-2")
+    return HandOff(
+        method="sanony",
+        params=None,
+        payload=encode_corpus(builder.build()),
+        series_terms=["HIV"],
+        extra_terms=[],
+        private_match="casefold",
+        releases=releases,
+        state=state,
+        label="day-2",
+    )
 
 
 @pytest.fixture
@@ -106,7 +127,10 @@ async def test_the_loop_keeps_running_while_the_input_crosses(stand_ins: None) -
     # The child built the transactions from the payload and unpacked the history...
     report = computed.publication.report
     assert {k: report[k] for k in ("rows", "past", "past_rows")} == {
-        "rows": N_ROWS, "past": 1, "past_rows": 50_000}
+        "rows": N_ROWS,
+        "past": 1,
+        "past_rows": 50_000,
+    }
     assert phases == ["prepare"]
     # ... matched the private terms as of the job (casefold: "hiv" is HIV, and said so),
     # and finalised the release it packed.

@@ -21,13 +21,16 @@ from app.services.payload import decode_corpus, encode_corpus, publication_input
 
 def _history() -> SeriesHistory:
     release = release_from_counts(
-        1, [([("arson", "theft"), ("arson", "theft"), ("abuse",)], {"HIV": 1}, {}, 1)],
-        {"cancer": 1}, {"HIV": 0.25, "cancer": 0.1})
+        1,
+        [([("arson", "theft"), ("arson", "theft"), ("abuse",)], {"HIV": 1}, {}, 1)],
+        {"cancer": 1},
+        {"HIV": 0.25, "cancer": 0.1},
+    )
     release.private_terms = frozenset({"HIV", "cancer"})
-    ledger = ReleaseLedger([ClusterLedger([2], 1, 0, 0, ["k1", None, "k3"], {"HIV": 1})],
-                           {"cancer": 1}, {"HIV": 1})
-    return SeriesHistory([release], [ledger], {"k1": {"HIV": [(3, 1)]}},
-                         {"k1": frozenset({"HIV"})})
+    ledger = ReleaseLedger(
+        [ClusterLedger([2], 1, 0, 0, ["k1", None, "k3"], {"HIV": 1})], {"cancer": 1}, {"HIV": 1}
+    )
+    return SeriesHistory([release], [ledger], {"k1": {"HIV": [(3, 1)]}}, {"k1": frozenset({"HIV"})})
 
 
 def test_history_round_trip() -> None:
@@ -37,7 +40,9 @@ def test_history_round_trip() -> None:
     # A release packed before is handed over as it is, not packed again.
     assert pack_history(history, [b"packed before"])[0] == [b"packed before"]
     assert unpack_release(pack_release(history.releases[0], history.ledgers[0])) == (
-        history.releases[0], history.ledgers[0])
+        history.releases[0],
+        history.ledgers[0],
+    )
 
 
 def test_equal_rows_are_packed_once() -> None:
@@ -59,8 +64,14 @@ def test_prepare_builds_what_the_worker_built() -> None:
     builder.add(["theft", "hiv", "arson"], {"item": 0}, "p-1")
     builder.add(["theft", "HIV"], {"item": 1}, "p-2")
     payload = encode_corpus(builder.build())
-    handoff = HandOff(method="sanony", params=None, payload=payload, series_terms=["HIV"],
-                      extra_terms=["Arson"], private_match="casefold")
+    handoff = HandOff(
+        method="sanony",
+        params=None,
+        payload=payload,
+        series_terms=["HIV"],
+        extra_terms=["Arson"],
+        private_match="casefold",
+    )
     expected = publication_input(decode_corpus(payload), ["HIV"], ["Arson"], "casefold")
     assert prepare(handoff) == expected
     assert expected[1] == {"HIV", "Arson"}

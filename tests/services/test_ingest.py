@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
 
 async def _stream(data: bytes, size: int = 3) -> AsyncIterator[bytes]:
     for i in range(0, len(data), size):
-        yield data[i:i + size]
+        yield data[i : i + size]
 
 
 async def _read(content_type: str, data: bytes, **kwargs: object):  # type: ignore[no-untyped-def]
@@ -25,7 +25,10 @@ async def _read(content_type: str, data: bytes, **kwargs: object):  # type: igno
 async def test_plain_lines_split_across_chunks() -> None:
     corpus = await _read("text/plain", "\ufeffa b\r\nc  d\te\nnaïve f".encode())
     assert [sorted(t.terms) for t in corpus.compact.transactions()] == [
-        ["a", "b"], ["c", "d", "e"], ["f", "naïve"]]
+        ["a", "b"],
+        ["c", "d", "e"],
+        ["f", "naïve"],
+    ]
 
 
 async def test_plain_faults_name_their_line() -> None:
@@ -38,10 +41,11 @@ async def test_plain_faults_name_their_line() -> None:
 
 
 async def test_csv_columns() -> None:
-    corpus = await _read("text/csv", b"cluster,terms,individual\ng1,\"a; b\",p1\ng1,c,\n")
-    assert [(sorted(t.terms), t.individual, t.cluster)
-            for t in corpus.compact.transactions()] == [
-        (["a", "b"], individual_key(b"", "p1"), "g1"), (["c"], None, "g1")]
+    corpus = await _read("text/csv", b'cluster,terms,individual\ng1,"a; b",p1\ng1,c,\n')
+    assert [(sorted(t.terms), t.individual, t.cluster) for t in corpus.compact.transactions()] == [
+        (["a", "b"], individual_key(b"", "p1"), "g1"),
+        (["c"], None, "g1"),
+    ]
     with pytest.raises(BadRequest):
         await _read("text/csv", b"terms,terms\na,b\n")
     with pytest.raises(BadRequest) as fields:
@@ -51,8 +55,9 @@ async def test_csv_columns() -> None:
 
 async def test_json_body_and_hash() -> None:
     one = await _read("application/json", b'{"label": "x", "transactions": [{"terms": ["a"]}]}')
-    two = await _read("application/json; charset=utf-8",
-                      b'{"label": "x", "transactions": [{"terms": ["a"]}]}')
+    two = await _read(
+        "application/json; charset=utf-8", b'{"label": "x", "transactions": [{"terms": ["a"]}]}'
+    )
     assert one.body_hash == two.body_hash and one.label == "x" and len(one) == 1
     other = await _read("application/json", b'{"label": "y", "transactions": [{"terms": ["a"]}]}')
     assert other.body_hash != one.body_hash

@@ -25,16 +25,20 @@ def test_round_trip() -> None:
     decoded = decode_corpus(encode_corpus(corpus))
     assert decoded.transactions() == corpus.transactions()
     assert decoded.transactions()[0] == Transaction(
-        frozenset({"theft", "hiv", "arson"}), individual_key(b"secret", "p-1"), "g1")
+        frozenset({"theft", "hiv", "arson"}), individual_key(b"secret", "p-1"), "g1"
+    )
     assert decoded.transactions()[1].individual is None
 
 
 def test_earlier_payloads_are_read() -> None:
     key = individual_key(b"secret", "p-1")
-    old = zlib.compress(json.dumps({"t": [["a", "b"], ["c"]], "i": [key, None],
-                                    "c": None}).encode())
+    old = zlib.compress(
+        json.dumps({"t": [["a", "b"], ["c"]], "i": [key, None], "c": None}).encode()
+    )
     assert decode_corpus(old).transactions() == [
-        Transaction(frozenset({"a", "b"}), key), Transaction(frozenset({"c"}))]
+        Transaction(frozenset({"a", "b"}), key),
+        Transaction(frozenset({"c"})),
+    ]
 
 
 def test_publication_input_matches_private_terms_as_of_the_job() -> None:
@@ -42,9 +46,14 @@ def test_publication_input_matches_private_terms_as_of_the_job() -> None:
     transactions, private, warnings = publication_input(corpus, ["HIV"], ["Fraud"], "casefold")
     assert private == {"HIV", "Fraud"}
     assert [sorted(t.terms) for t in transactions] == [
-        ["HIV", "arson", "theft"], ["HIV", "theft"], ["Fraud", "HIV"]]
+        ["HIV", "arson", "theft"],
+        ["HIV", "theft"],
+        ["Fraud", "HIV"],
+    ]
     assert {w["term"] for w in warnings} == {"hiv", "ＨＩＶ", "fraud"}
     exact, private, warnings = publication_input(corpus, ["HIV"], [], "exact")
     assert sorted(exact[0].terms) == ["arson", "hiv", "theft"]
-    assert {(w["term"], w["treated_as"]) for w in warnings} == {("hiv", "public"),
-                                                                ("ＨＩＶ", "public")}
+    assert {(w["term"], w["treated_as"]) for w in warnings} == {
+        ("hiv", "public"),
+        ("ＨＩＶ", "public"),
+    }

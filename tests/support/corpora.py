@@ -33,5 +33,7 @@ def corpus_path(name: str) -> Path | None:
 def searched(name: str) -> str:
     """A skip reason naming the places looked at."""
     places = ", ".join(str(d / name) for d in _candidates()[:3])
-    return (f"benchmark corpus {name} not found ({places}); set SERIALPUB_CORPUS_DIR to the "
-            "directory holding it")
+    return (
+        f"benchmark corpus {name} not found ({places}); set SERIALPUB_CORPUS_DIR to the "
+        "directory holding it"
+    )

@@ -26,11 +26,24 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Tables emptied between tests, children first. procrastinate's jobs go too, but not its
 #: workers: the running in-process worker must keep its registration.
 TABLES = (
-    "attack_reports", "audit_backgrounds",
-    "rendered_chunks", "rendered_documents", "published_rows", "cluster_ledgers", "clusters",
-    "release_ledgers", "releases",
-    "wong_statistics", "idempotency_keys", "job_inputs", "jobs", "series", "api_keys",
-    "procrastinate_events", "procrastinate_periodic_defers", "procrastinate_jobs",
+    "attack_reports",
+    "audit_backgrounds",
+    "rendered_chunks",
+    "rendered_documents",
+    "published_rows",
+    "cluster_ledgers",
+    "clusters",
+    "release_ledgers",
+    "releases",
+    "wong_statistics",
+    "idempotency_keys",
+    "job_inputs",
+    "jobs",
+    "series",
+    "api_keys",
+    "procrastinate_events",
+    "procrastinate_periodic_defers",
+    "procrastinate_jobs",
 )
 
 

@@ -32,11 +32,17 @@ def _app(database_url: str) -> Any:
     from app.api.main import create_app
     from app.settings import Settings
 
-    return create_app(Settings(
-        DATABASE_URL=database_url, SERIALPUB_ENV="test", SERIALPUB_SECRET="fuzz-secret-for-hmac",
-        SERIALPUB_ADMIN_TOKEN=ADMIN_TOKEN, SERIALPUB_WAIT_TIMEOUT=5,
-        SERIALPUB_MAX_BODY_BYTES=1_000_000, SERIALPUB_LOG_LEVEL="ERROR",
-    ))
+    return create_app(
+        Settings(
+            DATABASE_URL=database_url,
+            SERIALPUB_ENV="test",
+            SERIALPUB_SECRET="fuzz-secret-for-hmac",
+            SERIALPUB_ADMIN_TOKEN=ADMIN_TOKEN,
+            SERIALPUB_WAIT_TIMEOUT=5,
+            SERIALPUB_MAX_BODY_BYTES=1_000_000,
+            SERIALPUB_LOG_LEVEL="ERROR",
+        )
+    )
 
 
 def run(database_url: str, max_examples: int, seed: int | None) -> list[str]:
@@ -51,9 +57,14 @@ def run(database_url: str, max_examples: int, seed: int | None) -> list[str]:
     for result in schema.get_all_operations():
         operation = result.ok()
 
-        @settings(max_examples=max_examples, deadline=None, database=None, derandomize=seed
-                  is not None, suppress_health_check=list(HealthCheck),
-                  phases=[Phase.explicit, Phase.generate, Phase.shrink])
+        @settings(
+            max_examples=max_examples,
+            deadline=None,
+            database=None,
+            derandomize=seed is not None,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.explicit, Phase.generate, Phase.shrink],
+        )
         @given(case=operation.as_strategy())
         def check(case: Any) -> None:
             case.call_and_validate(headers=ADMIN, excluded_checks=[positive_data_acceptance])

@@ -12,9 +12,11 @@ from app.schemas.errors import ErrorBody
 
 router = APIRouter(tags=["operations"])
 
-_METRICS_EXAMPLE = ('# HELP serialpub_jobs_total Publication jobs by outcome\n'
-                    '# TYPE serialpub_jobs_total counter\n'
-                    'serialpub_jobs_total{status="succeeded"} 3.0\n')
+_METRICS_EXAMPLE = (
+    "# HELP serialpub_jobs_total Publication jobs by outcome\n"
+    "# TYPE serialpub_jobs_total counter\n"
+    'serialpub_jobs_total{status="succeeded"} 3.0\n'
+)
 
 
 class NotReady(AppError):
@@ -22,15 +24,23 @@ class NotReady(AppError):
     code = "not_ready"
 
 
-@router.get("/healthz", summary="The process is up (no key)", responses={200: {"content": {
-    "application/json": {"example": {"status": "ok"}}}}})
+@router.get(
+    "/healthz",
+    summary="The process is up (no key)",
+    responses={200: {"content": {"application/json": {"example": {"status": "ok"}}}}},
+)
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", summary="The database is reachable (no key)",
-            responses={200: {"content": {"application/json": {"example": {"status": "ready"}}}},
-                       503: {"description": "Database unreachable", "model": ErrorBody}})
+@router.get(
+    "/readyz",
+    summary="The database is reachable (no key)",
+    responses={
+        200: {"content": {"application/json": {"example": {"status": "ready"}}}},
+        503: {"description": "Database unreachable", "model": ErrorBody},
+    },
+)
 async def readyz(runtime: RuntimeDep) -> dict[str, str]:
     try:
         async with runtime.db.connect() as conn:
@@ -40,7 +50,11 @@ async def readyz(runtime: RuntimeDep) -> dict[str, str]:
     return {"status": "ready"}
 
 
-@router.get("/metrics", summary="Prometheus metrics (no key)", response_class=Response,
-            responses={200: {"content": {"text/plain": {"example": _METRICS_EXAMPLE}}}})
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics (no key)",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {"example": _METRICS_EXAMPLE}}}},
+)
 async def metrics() -> Response:
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

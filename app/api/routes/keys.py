@@ -15,9 +15,14 @@ from app.services import auth
 router = APIRouter(prefix="/v1/keys", tags=["keys"], responses=error_responses(401, 403))
 
 
-@router.post("", status_code=201, response_model=KeyOut,
-             summary="Create a key (shown this once)", openapi_extra=request_body(KeyCreate),
-             responses=error_responses(400, 404, 413, 415, 422))
+@router.post(
+    "",
+    status_code=201,
+    response_model=KeyOut,
+    summary="Create a key (shown this once)",
+    openapi_extra=request_body(KeyCreate),
+    responses=error_responses(400, 404, 413, 415, 422),
+)
 async def create_key(request: Request, principal: PrincipalDep, session: SessionDep) -> KeyOut:
     principal.require("admin")
     body = await json_body(request, KeyCreate)
@@ -28,12 +33,13 @@ async def create_key(request: Request, principal: PrincipalDep, session: Session
 @router.get("", response_model=list[KeyInfo], summary="Every key that is not revoked")
 async def list_keys(principal: PrincipalDep, session: SessionDep) -> list[KeyInfo]:
     principal.require("admin")
-    return [KeyInfo(id=k.id, role=k.role, series=k.series_name,
-                    created_at=k.created_at) for k in await auth.list_keys(session)]
+    return [
+        KeyInfo(id=k.id, role=k.role, series=k.series_name, created_at=k.created_at)
+        for k in await auth.list_keys(session)
+    ]
 
 
-@router.delete("/{key_id}", status_code=204, summary="Revoke a key",
-               responses=error_responses(404))
+@router.delete("/{key_id}", status_code=204, summary="Revoke a key", responses=error_responses(404))
 async def revoke_key(key_id: uuid.UUID, principal: PrincipalDep, session: SessionDep) -> Response:
     principal.require("admin")
     await auth.revoke_key(session, key_id)

@@ -10,15 +10,20 @@ from app.schemas.ledger import LedgerOut
 from app.services.ledger import release_ledger
 from app.services.series import get_series
 
-router = APIRouter(prefix="/v1/series/{name}", tags=["risk"],
-                   responses=error_responses(401, 403, 404))
+router = APIRouter(
+    prefix="/v1/series/{name}", tags=["risk"], responses=error_responses(401, 403, 404)
+)
 
 
-@router.get("/releases/{release_no}/ledger", response_model=LedgerOut,
-            summary="Which rows of a release are counterfeits (auditors, admins; never "
-                    "analysts or publishers)")
-async def read_ledger(name: str, release_no: ReleaseNo, principal: PrincipalDep,
-                      session: SessionDep) -> LedgerOut:
+@router.get(
+    "/releases/{release_no}/ledger",
+    response_model=LedgerOut,
+    summary="Which rows of a release are counterfeits (auditors, admins; never "
+    "analysts or publishers)",
+)
+async def read_ledger(
+    name: str, release_no: ReleaseNo, principal: PrincipalDep, session: SessionDep
+) -> LedgerOut:
     principal.require("auditor")
     principal.require_series(name)
     series = await get_series(session, name)

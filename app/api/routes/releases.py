@@ -43,15 +43,18 @@ from app.settings import Settings
 #: Transactions from which an upload's pages are handed back to the OS once it is stored.
 _LARGE_UPLOAD = 100_000
 
-router = APIRouter(prefix="/v1/series/{name}/releases", tags=["releases"],
-                   responses=error_responses(401, 403, 404))
+router = APIRouter(
+    prefix="/v1/series/{name}/releases", tags=["releases"], responses=error_responses(401, 403, 404)
+)
 
 
 def upload_limits(settings: Settings) -> Limits:
-    return Limits(max_transactions=settings.max_transactions,
-                  max_terms_per_transaction=settings.max_terms_per_transaction,
-                  max_distinct_terms=settings.max_distinct_terms,
-                  max_terms_per_release=settings.max_terms_per_release)
+    return Limits(
+        max_transactions=settings.max_transactions,
+        max_terms_per_transaction=settings.max_terms_per_transaction,
+        max_distinct_terms=settings.max_distinct_terms,
+        max_terms_per_release=settings.max_terms_per_release,
+    )
 
 
 def _check_length(request: Request, limit: int) -> None:
@@ -61,12 +64,16 @@ def _check_length(request: Request, limit: int) -> None:
 
 
 @router.post(
-    "", status_code=202, summary="Post a release (a corpus to publish)",
+    "",
+    status_code=202,
+    summary="Post a release (a corpus to publish)",
     openapi_extra={"requestBody": RELEASE_BODY},
-    responses={202: {"model": JobOut, "description": "Queued"},
-               201: {"model": PublishResult, "description": "Published (wait=true)"},
-               200: {"model": PublishResult, "description": "Dry run (dry_run=true)"},
-               **error_responses(400, 409, 413, 415, 422)},
+    responses={
+        202: {"model": JobOut, "description": "Queued"},
+        201: {"model": PublishResult, "description": "Published (wait=true)"},
+        200: {"model": PublishResult, "description": "Dry run (dry_run=true)"},
+        **error_responses(400, 409, 413, 415, 422),
+    },
 )
 async def post_release(
     name: str,
@@ -89,10 +96,16 @@ async def post_release(
     _check_length(request, settings.max_json_bytes if json_body else settings.max_body_bytes)
     parse_started = time.perf_counter()
     corpus = await read_corpus(
-        content_type, request.stream(), limit=settings.max_body_bytes,
-        json_limit=settings.max_json_bytes, secret=runtime.secret, limits=upload_limits(settings),
-        content_encoding=request.headers.get("content-encoding"), label=label,
-        private_terms=private_terms, private_match=series.private_match,  # type: ignore[arg-type]
+        content_type,
+        request.stream(),
+        limit=settings.max_body_bytes,
+        json_limit=settings.max_json_bytes,
+        secret=runtime.secret,
+        limits=upload_limits(settings),
+        content_encoding=request.headers.get("content-encoding"),
+        label=label,
+        private_terms=private_terms,
+        private_match=series.private_match,  # type: ignore[arg-type]
         require_individual=get_method(series.method).individuals == "required",
     )
     if dry_run:
@@ -100,9 +113,9 @@ async def post_release(
             result = await publishing.dry_run(session, principal, series, corpus)
         return JSONResponse(result.model_dump(mode="json"), status_code=200)
     async with runtime.db.session() as session:
-        job, _ = await publishing.create_job(session, principal, series, corpus,
-                                             idempotency_key,
-                                             time.perf_counter() - parse_started)
+        job, _ = await publishing.create_job(
+            session, principal, series, corpus, idempotency_key, time.perf_counter() - parse_started
+        )
     if len(corpus) >= _LARGE_UPLOAD:
         # The parsed body is garbage now; glibc would keep its pages (app.services.memory).
         del corpus
@@ -113,15 +126,18 @@ async def post_release(
     return JSONResponse(body.model_dump(mode="json"), status_code=202)
 
 
-async def _await_release(runtime: Runtime, principal: Principal, name: str,
-                         job_id: uuid.UUID) -> Response:
+async def _await_release(
+    runtime: Runtime, principal: Principal, name: str, job_id: uuid.UUID
+) -> Response:
     job = await publishing.wait_for_job(runtime.db, job_id, runtime.settings.wait_timeout_s)
     job_body = publishing.job_out(job, name, principal)
     if job.status == "failed":
         error = dict(job.error or {})
-        raise Unprocessable(str(error.get("message", "the publication failed")),
-                            {**dict(error.get("details") or {}), "job": str(job.id)},
-                            code=str(error.get("code", "publication_failed")))
+        raise Unprocessable(
+            str(error.get("message", "the publication failed")),
+            {**dict(error.get("details") or {}), "job": str(job.id)},
+            code=str(error.get("code", "publication_failed")),
+        )
     if job.status != "succeeded" or job.release_no is None:
         return JSONResponse(job_body.model_dump(mode="json"), status_code=202)
     async with runtime.db.session() as session:
@@ -132,52 +148,71 @@ async def _await_release(runtime: Runtime, principal: Principal, name: str,
     # releases printed in clear, app.services.in_clear), each once.
     warnings = series_warnings(series)
     warnings += [w for w in job_body.warnings if w not in warnings]
-    result = PublishResult(dry_run=False, job=job_body,
-                           release=releases.summary(release, series.method), risk=risk,
-                           warnings=warnings)
+    result = PublishResult(
+        dry_run=False,
+        job=job_body,
+        release=releases.summary(release, series.method),
+        risk=risk,
+        warnings=warnings,
+    )
     return JSONResponse(result.model_dump(mode="json"), status_code=201)
 
 
 @router.get("", response_model=list[ReleaseListItem], summary="The releases of a series")
-async def list_releases(name: str, principal: PrincipalDep,
-                        session: SessionDep) -> list[ReleaseListItem]:
+async def list_releases(
+    name: str, principal: PrincipalDep, session: SessionDep
+) -> list[ReleaseListItem]:
     _can_read(principal, name)
     return await releases.list_releases(session, await get_series(session, name))
 
 
 _FORMAT = Query(description="`ndjson`: a first line without `clusters`, then one cluster a line")
 _READ_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {"model": release_out_model(), "content": {
-        "application/json": {"examples": release_examples()},
-        "application/x-ndjson": {"example": (
-            '{"series":"prison-health","release_no":2,"label":"2025","method":"sanony",'
-            '"n_rows":6}\n{"cluster_id":"c1","rows":[["arson","theft"]],'
-            '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n')}},
-          "description": "The release as stored bytes: `ETag`, `Cache-Control: immutable`, "
-                         "gzip when `Accept-Encoding` allows it, `Range` supported"},
+    200: {
+        "model": release_out_model(),
+        "content": {
+            "application/json": {"examples": release_examples()},
+            "application/x-ndjson": {
+                "example": (
+                    '{"series":"prison-health","release_no":2,"label":"2025","method":"sanony",'
+                    '"n_rows":6}\n{"cluster_id":"c1","rows":[["arson","theft"]],'
+                    '"private_terms":{"HIV":1},"global_share":{},"counterfeits":0}\n'
+                )
+            },
+        },
+        "description": "The release as stored bytes: `ETag`, `Cache-Control: immutable`, "
+        "gzip when `Accept-Encoding` allows it, `Range` supported",
+    },
     **DOCUMENT_RESPONSES,
 }
 
 
-@router.get("/{release_no}", summary="A published release (public view)",
-            responses=_READ_RESPONSES)
+@router.get("/{release_no}", summary="A published release (public view)", responses=_READ_RESPONSES)
 async def read_release(
-    name: str, release_no: ReleaseNo, request: Request, reader: ReaderDep, runtime: RuntimeDep,
+    name: str,
+    release_no: ReleaseNo,
+    request: Request,
+    reader: ReaderDep,
+    runtime: RuntimeDep,
     format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
     principal, series_id = reader
     _can_read(principal, name)  # before any byte is sent, 304s included
     if series_id is None:
         raise NotFound(f"no series {name!r}", {"series": name})
-    document = await renderings.release_document(runtime.db, series_id, name, release_no,
-                                                 format)
+    document = await renderings.release_document(runtime.db, series_id, name, release_no, format)
     return document_response(request, runtime.db, document, IMMUTABLE)
 
 
-@router.head("/{release_no}", summary="A published release's headers (size, ETag)",
-             responses=_READ_RESPONSES)
+@router.head(
+    "/{release_no}", summary="A published release's headers (size, ETag)", responses=_READ_RESPONSES
+)
 async def head_release(
-    name: str, release_no: ReleaseNo, request: Request, reader: ReaderDep, runtime: RuntimeDep,
+    name: str,
+    release_no: ReleaseNo,
+    request: Request,
+    reader: ReaderDep,
+    runtime: RuntimeDep,
     format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
     return await read_release(name, release_no, request, reader, runtime, format)

@@ -14,11 +14,17 @@ from app.services import series as service
 router = APIRouter(prefix="/v1/series", tags=["series"], responses=error_responses(401, 403))
 
 
-@router.post("", status_code=201, response_model=SeriesOut, summary="Create a series",
-             openapi_extra=request_body(SeriesCreate),
-             responses=error_responses(400, 409, 413, 415, 422))
-async def create_series(request: Request, principal: PrincipalDep,
-                        session: SessionDep) -> SeriesOut:
+@router.post(
+    "",
+    status_code=201,
+    response_model=SeriesOut,
+    summary="Create a series",
+    openapi_extra=request_body(SeriesCreate),
+    responses=error_responses(400, 409, 413, 415, 422),
+)
+async def create_series(
+    request: Request, principal: PrincipalDep, session: SessionDep
+) -> SeriesOut:
     principal.require("admin")
     body = await json_body(request, SeriesCreate)
     series = await service.create_series(session, body)
@@ -27,12 +33,16 @@ async def create_series(request: Request, principal: PrincipalDep,
 
 @router.get("", response_model=list[SeriesOut], summary="All series")
 async def list_series(principal: PrincipalDep, session: SessionDep) -> list[SeriesOut]:
-    return [service.series_out(s, n) for s, n in await service.list_series(session)
-            if principal.sees_series(s.name)]
+    return [
+        service.series_out(s, n)
+        for s, n in await service.list_series(session)
+        if principal.sees_series(s.name)
+    ]
 
 
-@router.get("/{name}", response_model=SeriesOut, summary="One series",
-            responses=error_responses(404))
+@router.get(
+    "/{name}", response_model=SeriesOut, summary="One series", responses=error_responses(404)
+)
 async def get_series(name: str, principal: PrincipalDep, session: SessionDep) -> SeriesOut:
     principal.require_series(name)
     series = await service.get_series(session, name)

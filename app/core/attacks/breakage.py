@@ -172,8 +172,9 @@ def _match(
     return pairs
 
 
-def _gain(truths: Sequence[frozenset[str]], added: Sequence[frozenset[str]]
-          ) -> npt.NDArray[np.int64]:
+def _gain(
+    truths: Sequence[frozenset[str]], added: Sequence[frozenset[str]]
+) -> npt.NDArray[np.int64]:
     """``gain[i, j] = len(added[j] & truths[i])``: terms of slot ``j`` right for record ``i``.
 
     Slots with the same (often empty) anchor can number in the hundreds; one intersection

@@ -183,9 +183,10 @@ class _Draws:
         if bulk:
             _, state, _ = rng.getstate()
             bits = np.random.MT19937()
-            bits.state = {"bit_generator": "MT19937",
-                          "state": {"key": np.array(state[:-1], dtype=np.uint32),
-                                    "pos": state[-1]}}
+            bits.state = {
+                "bit_generator": "MT19937",
+                "state": {"key": np.array(state[:-1], dtype=np.uint32), "pos": state[-1]},
+            }
             self._bulk = np.random.Generator(bits)
 
     def take(self, n: int) -> npt.NDArray[np.float64]:

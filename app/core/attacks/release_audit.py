@@ -27,8 +27,14 @@ from app.core.errors import InvalidCorpus
 from app.core.model import PublishedRelease, ReleaseLedger, Transaction
 from app.core.progress import ProgressCallback
 
-__all__ = ["audit_report", "chunk_report", "holds_for", "published_background",
-           "skipped_report", "untraceable"]
+__all__ = [
+    "audit_report",
+    "chunk_report",
+    "holds_for",
+    "published_background",
+    "skipped_report",
+    "untraceable",
+]
 
 #: Methods whose releases are Anony-style (rows plus per-cluster private copies).
 ANONY_STYLE = ("sanony", "anony", "wong", "kanony", "scomp", "inv")
@@ -88,8 +94,12 @@ def holds_for(method: str, private_terms: frozenset[str]) -> Holds:
 
 def skipped_report(reason: str, settings: AuditSettings, background: int) -> dict[str, Any]:
     """The report of an audit that could not run (kept, so auditors see why)."""
-    return {"status": "skipped", "reason": reason, "settings": settings.as_dict(),
-            "background_transactions": background}
+    return {
+        "status": "skipped",
+        "reason": reason,
+        "settings": settings.as_dict(),
+        "background_transactions": background,
+    }
 
 
 def audit_report(
@@ -118,8 +128,15 @@ def audit_report(
     """
     started = time.perf_counter()
     if method == "disassociation":
-        return chunk_report(corpus, release, disassociation, background, settings,
-                            series_seed=series_seed, progress=progress)
+        return chunk_report(
+            corpus,
+            release,
+            disassociation,
+            background,
+            settings,
+            series_seed=series_seed,
+            progress=progress,
+        )
     if method not in ANONY_STYLE:
         return skipped_report("method_not_supported", settings, len(background))
     if not background:
@@ -131,23 +148,34 @@ def audit_report(
         except InvalidCorpus:
             return skipped_report("untraceable_rows", settings, len(background))
         tracing = "content"
-    raw = audit_release(corpus, release, ledger, background,
-                        settings.audit_params(series_seed), progress,
-                        holds_for(method, release.private_terms))
+    raw = audit_release(
+        corpus,
+        release,
+        ledger,
+        background,
+        settings.audit_params(series_seed),
+        progress,
+        holds_for(method, release.private_terms),
+    )
     private: dict[str, dict[str, Any]] = raw["private_copies"]
     semantic = {k: v for k, v in private.items() if k != "random"}
     best = max(semantic, key=lambda k: (semantic[k]["share"], k))
-    report: dict[str, Any] = _finite({
-        **_done(settings, background, release),
-        "tracing": tracing,
-        "ambiguous_rows": ambiguous,
-        "counterfeit_rows": ledger.counterfeit_rows,
-        "private_copies": private,
-        "best": {"attack": best, **semantic[best],
-                 "lift_over_prior": _ratio(semantic[best]["share"], semantic[best]["prior"])},
-        "counterfeit_detection": raw["counterfeit_detection"],
-        "seconds": round(time.perf_counter() - started, 4),
-    })
+    report: dict[str, Any] = _finite(
+        {
+            **_done(settings, background, release),
+            "tracing": tracing,
+            "ambiguous_rows": ambiguous,
+            "counterfeit_rows": ledger.counterfeit_rows,
+            "private_copies": private,
+            "best": {
+                "attack": best,
+                **semantic[best],
+                "lift_over_prior": _ratio(semantic[best]["share"], semantic[best]["prior"]),
+            },
+            "counterfeit_detection": raw["counterfeit_detection"],
+            "seconds": round(time.perf_counter() - started, 4),
+        }
+    )
     return report
 
 
@@ -175,31 +203,45 @@ def chunk_report(
         return skipped_report("no_ground_truth", settings, len(background))
     if not background:
         return skipped_report("no_background", settings, 0)
-    raw = audit_disassociation(corpus, truth, background, settings.audit_params(series_seed),
-                               progress)
+    raw = audit_disassociation(
+        corpus, truth, background, settings.audit_params(series_seed), progress
+    )
     attacks: dict[str, dict[str, Any]] = raw["reassociation"]
     semantic = {k: v for k, v in attacks.items() if k != "random"}
     best = max(semantic, key=lambda k: (semantic[k]["accuracy"], k))
-    report: dict[str, Any] = _finite({
-        **_done(settings, background, release),
-        "counterfeit_rows": 0,
-        "reassociation": attacks,
-        "best_reassociation": {
-            "attack": best, **semantic[best],
-            "lift_over_random": _ratio(semantic[best]["accuracy"],
-                                       attacks["random"]["accuracy"])},
-        "disassociation": {**raw["disassociation"],
-                           "tlost": round(raw["disassociation"]["tlost"], 6)},
-        "seconds": round(time.perf_counter() - started, 4),
-    })
+    report: dict[str, Any] = _finite(
+        {
+            **_done(settings, background, release),
+            "counterfeit_rows": 0,
+            "reassociation": attacks,
+            "best_reassociation": {
+                "attack": best,
+                **semantic[best],
+                "lift_over_random": _ratio(
+                    semantic[best]["accuracy"], attacks["random"]["accuracy"]
+                ),
+            },
+            "disassociation": {
+                **raw["disassociation"],
+                "tlost": round(raw["disassociation"]["tlost"], 6),
+            },
+            "seconds": round(time.perf_counter() - started, 4),
+        }
+    )
     return report
 
 
-def _done(settings: AuditSettings, background: Sequence[Sequence[str]],
-          release: PublishedRelease) -> dict[str, Any]:
+def _done(
+    settings: AuditSettings, background: Sequence[Sequence[str]], release: PublishedRelease
+) -> dict[str, Any]:
     """The head every completed report starts with, whatever the method."""
-    return {"status": "done", "reason": None, "settings": settings.as_dict(),
-            "background_transactions": len(background), "rows": release.n_rows}
+    return {
+        "status": "done",
+        "reason": None,
+        "settings": settings.as_dict(),
+        "background_transactions": len(background),
+        "rows": release.n_rows,
+    }
 
 
 def _ratio(a: float, b: float) -> float | None:

@@ -23,8 +23,14 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Selection", "SELECTIONS", "anchor_scores", "anchor_scores_all", "best_anchors",
-           "incidence"]
+__all__ = [
+    "Selection",
+    "SELECTIONS",
+    "anchor_scores",
+    "anchor_scores_all",
+    "best_anchors",
+    "incidence",
+]
 
 Selection = Literal["aba", "mra", "rga"]
 SELECTIONS: tuple[Selection, ...] = ("aba", "mra", "rga")
@@ -46,8 +52,9 @@ def incidence(anchors: Sequence[Sequence[str]], terms: Sequence[str]) -> Mask:
     return mask
 
 
-def anchor_scores(mask: Mask, term_scores: Vector, selection: Selection,
-                  held: npt.NDArray[np.int64] | None = None) -> Vector:
+def anchor_scores(
+    mask: Mask, term_scores: Vector, selection: Selection, held: npt.NDArray[np.int64] | None = None
+) -> Vector:
     """Score of every anchor for one ``SR`` or ``t`` (formulas 4.3, 4.5; Algorithm 8).
 
     Parameters
@@ -97,8 +104,9 @@ def anchor_scores(mask: Mask, term_scores: Vector, selection: Selection,
     return scores
 
 
-def anchor_scores_all(mask: Mask, scores: npt.NDArray[np.float64],
-                      selection: Selection) -> npt.NDArray[np.float64]:
+def anchor_scores_all(
+    mask: Mask, scores: npt.NDArray[np.float64], selection: Selection
+) -> npt.NDArray[np.float64]:
     """:func:`anchor_scores` for many single terms at once: column ``j`` of the result is
     ``anchor_scores(mask, scores[:, j], selection)``. For a fixed set of anchors (no update
     between terms), one call instead of one per term of a term chunk.

@@ -58,15 +58,23 @@ class AuditSettings:
         >>> AuditSettings().as_dict()["selection"]
         ['aba', 'mra', 'rga']
         """
-        return {"enabled": self.enabled, "scoring": self.scoring,
-                "selection": list(self.selection), "background": self.background,
-                "seed": self.seed, "window": self.window}
+        return {
+            "enabled": self.enabled,
+            "scoring": self.scoring,
+            "selection": list(self.selection),
+            "background": self.background,
+            "seed": self.seed,
+            "window": self.window,
+        }
 
     def audit_params(self, series_seed: int) -> AuditParams:
         """The core's :class:`~app.core.attacks.audit.AuditParams` for these settings."""
-        return AuditParams(selections=self.selection, embeddings=self.scoring == "embedding",
-                           window=self.window,
-                           seed=series_seed if self.seed is None else self.seed)
+        return AuditParams(
+            selections=self.selection,
+            embeddings=self.scoring == "embedding",
+            window=self.window,
+            seed=series_seed if self.seed is None else self.seed,
+        )
 
 
 def _fail(key: str, why: str) -> InvalidParameter:
@@ -77,10 +85,11 @@ def _selection(value: Any) -> tuple[Selection, ...]:
     if value == "all":
         return SELECTIONS
     values = [value] if isinstance(value, str) else value
-    if (not isinstance(values, list) or not values
-            or any(v not in SELECTIONS for v in values)):
-        raise _fail("selection", f"must be 'all', one of {', '.join(SELECTIONS)} or a "
-                                 "non-empty list of them")
+    if not isinstance(values, list) or not values or any(v not in SELECTIONS for v in values):
+        raise _fail(
+            "selection",
+            f"must be 'all', one of {', '.join(SELECTIONS)} or a non-empty list of them",
+        )
     # Canonical order, no repeats: the report's keys do not depend on how the list was typed.
     return tuple(s for s in SELECTIONS if s in values)
 
@@ -101,8 +110,9 @@ def parse_audit_settings(raw: Any) -> AuditSettings:
     if isinstance(raw, bool):
         return AuditSettings(enabled=raw)
     if not isinstance(raw, Mapping):
-        raise InvalidParameter(f"{_PREFIX}: must be true, false or an object",
-                               {"param": "semantic_audit"})
+        raise InvalidParameter(
+            f"{_PREFIX}: must be true, false or an object", {"param": "semantic_audit"}
+        )
     unknown = sorted(set(raw) - set(_KEYS))
     if unknown:
         raise _fail(unknown[0], f"not a setting of the audit; it takes {', '.join(_KEYS)}")
@@ -116,12 +126,18 @@ def parse_audit_settings(raw: Any) -> AuditSettings:
     if background not in BACKGROUNDS:
         raise _fail("background", f"must be one of {', '.join(BACKGROUNDS)}")
     seed = raw.get("seed")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)
-                             or not 0 <= seed < 2**63):
+    if seed is not None and (
+        not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63
+    ):
         raise _fail("seed", "must be a non-negative 63-bit integer or null")
     window = raw.get("window", 5)
     if not isinstance(window, int) or isinstance(window, bool) or not 1 <= window <= 1000:
         raise _fail("window", "must be an integer between 1 and 1000")
-    return AuditSettings(enabled=enabled, scoring=scoring, background=background,
-                         selection=_selection(raw.get("selection", "all")), seed=seed,
-                         window=window)
+    return AuditSettings(
+        enabled=enabled,
+        scoring=scoring,
+        background=background,
+        selection=_selection(raw.get("selection", "all")),
+        seed=seed,
+        window=window,
+    )

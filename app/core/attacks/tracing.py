@@ -57,8 +57,10 @@ def trace_by_content(
                 individuals.append(None)
                 continue
             if not pool[row]:
-                raise InvalidCorpus("a published row matches no transaction of the corpus",
-                                    {"cluster": cluster.cluster_id, "row": p})
+                raise InvalidCorpus(
+                    "a published row matches no transaction of the corpus",
+                    {"cluster": cluster.cluster_id, "row": p},
+                )
             individuals.append(f"#{pool[row].popleft()}")
             ambiguous += homes[row] > 1
         clusters.append(replace(book, individuals=individuals))

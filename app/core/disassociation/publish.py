@@ -60,8 +60,12 @@ def publish_disassociation(
     report("verify")
     layout = result.public()
     release = PublishedRelease(
-        release_no=history.next_release_no, clusters=[], global_bag={}, population_rates={},
-        private_terms=private_terms, layout=layout,
+        release_no=history.next_release_no,
+        clusters=[],
+        global_bag={},
+        population_rates={},
+        private_terms=private_terms,
+        layout=layout,
     )
     summary: dict[str, object] = {
         "method": "disassociation",

@@ -123,9 +123,9 @@ class CounterfeitFactory:
         self._nonempty_rows: list[Row] | None = None
         self._true_sizes: list[int] | None = None
         #: Recent distributions of :meth:`_next_term`, least recently used first.
-        self._distributions: OrderedDict[
-            tuple[object, ...], tuple[list[str], list[float]]
-        ] = OrderedDict()
+        self._distributions: OrderedDict[tuple[object, ...], tuple[list[str], list[float]]] = (
+            OrderedDict()
+        )
         self._rows_by_size: dict[int, list[Row]] | None = None
         self._cooc_rows: list[tuple[Row, int]] | None = None
         self._frequency: Counter[str] = Counter()

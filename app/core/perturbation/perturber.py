@@ -185,9 +185,7 @@ class Perturber:
                     else:
                         del cluster.global_share[s]
 
-    def _needs_of_violations(
-        self, r_th: float
-    ) -> dict[int, tuple[dict[str, int], dict[str, int]]]:
+    def _needs_of_violations(self, r_th: float) -> dict[int, tuple[dict[str, int], dict[str, int]]]:
         needs: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
         for ref, over in self.risk(r_th).published_over().items():
             self._lemma4_needs(ref, over, needs)

@@ -272,9 +272,7 @@ def publish_sanony(
         aligned = one_set_to_bag(state, j, params.anony_threshold)
         if j:
             aligned.update(
-                align_release(
-                    state, j, params.r_th, params.anony_threshold, perturber.posteriors
-                )
+                align_release(state, j, params.r_th, params.anony_threshold, perturber.posteriors)
             )
     lap("anony")
     report("bp")

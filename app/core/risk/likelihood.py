@@ -83,9 +83,7 @@ def _log_sums(n_s: int, n: int, o: int, r1: int, r2: int, z: int) -> tuple[float
     if r2 - r1 <= _SMALL_RANGE:
         _FACTORIALS.upto(max(n, 0))
         table = _FACTORIALS.scalar
-        with_s = [
-            _lc(table, n_s - 1, r - z) + _lc(table, n_sbar, o - r) for r in range(r1, r2 + 1)
-        ]
+        with_s = [_lc(table, n_s - 1, r - z) + _lc(table, n_sbar, o - r) for r in range(r1, r2 + 1)]
         without = [
             _lc(table, n_s, r) + _lc(table, n_sbar - 1, o - r - z) for r in range(r1, r2 + 1)
         ]
@@ -191,12 +189,7 @@ def _whole_range(key: RatioKey) -> bool:
     n_s, n, o, r1, r2, z = key
     # Vandermonde needs both kinds of rows (C(-1, k) is 0 here) and a denominator that is not
     # 0; otherwise the sums are computed (certain evidence, or nan).
-    return (
-        0 < n_s < n
-        and 0 <= o - z <= n - 1
-        and r1 <= max(n_s - (n - o), 0)
-        and r2 >= min(o, n_s)
-    )
+    return 0 < n_s < n and 0 <= o - z <= n - 1 and r1 <= max(n_s - (n - o), 0) and r2 >= min(o, n_s)
 
 
 def log_likelihood_ratios(keys: Sequence[RatioKey]) -> list[float]:

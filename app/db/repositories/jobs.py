@@ -38,7 +38,8 @@ class JobRepository:
 
     async def payload(self, job_id: uuid.UUID) -> bytes | None:
         payload: bytes | None = await self.session.scalar(
-            select(JobInput.payload).where(JobInput.job_id == job_id))
+            select(JobInput.payload).where(JobInput.job_id == job_id)
+        )
         return payload
 
     async def drop_payload(self, job_id: uuid.UUID) -> None:
@@ -62,15 +63,19 @@ class JobRepository:
     async def idempotency(self, api_key_id: uuid.UUID, key: str) -> IdempotencyKey | None:
         return await self.session.get(IdempotencyKey, (api_key_id, key))
 
-    async def add_idempotency(self, api_key_id: uuid.UUID, key: str, series_id: int,
-                              body_hash: str, job_id: uuid.UUID) -> None:
+    async def add_idempotency(
+        self, api_key_id: uuid.UUID, key: str, series_id: int, body_hash: str, job_id: uuid.UUID
+    ) -> None:
         self.session.add(
-            IdempotencyKey(api_key_id=api_key_id, key=key, series_id=series_id,
-                           body_hash=body_hash, job_id=job_id)
+            IdempotencyKey(
+                api_key_id=api_key_id,
+                key=key,
+                series_id=series_id,
+                body_hash=body_hash,
+                job_id=job_id,
+            )
         )
         await self.session.flush()
 
     async def by_status(self, statuses: tuple[str, ...]) -> list[Job]:
-        return list(
-            (await self.session.scalars(select(Job).where(Job.status.in_(statuses)))).all()
-        )
+        return list((await self.session.scalars(select(Job).where(Job.status.in_(statuses)))).all())

@@ -28,8 +28,9 @@ class KeyRepository:
         return await self.session.get(ApiKey, key_id)
 
     async def active(self) -> Sequence[ApiKey]:
-        statement = (select(ApiKey).where(ApiKey.revoked_at.is_(None))
-                     .order_by(ApiKey.created_at, ApiKey.id))
+        statement = (
+            select(ApiKey).where(ApiKey.revoked_at.is_(None)).order_by(ApiKey.created_at, ApiKey.id)
+        )
         return (await self.session.scalars(statement)).all()
 
     async def add(self, key: ApiKey) -> ApiKey:

@@ -40,8 +40,9 @@ async def key_and_series(conn: Connection, key_hash: str, series_name: str) -> K
     return KeyAndSeries(*row) if row is not None else None
 
 
-async def release_document_meta(conn: Connection, series_id: int, release_no: int,
-                                key: str) -> DocumentMeta | None:
+async def release_document_meta(
+    conn: Connection, series_id: int, release_no: int, key: str
+) -> DocumentMeta | None:
     cur = await conn.execute(
         "SELECT d.id, d.media_type, d.etag, d.identity_size, d.gzip_size, d.chunk_bytes, "
         "d.n_chunks FROM rendered_documents d JOIN releases r ON r.id = d.release_id "

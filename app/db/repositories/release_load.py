@@ -70,8 +70,13 @@ class ReleaseCache:
     def get_packed(self, release_id: int) -> bytes | None:
         return self._packed.get(release_id)
 
-    def put(self, release_id: int, release: core.PublishedRelease,
-            ledger: core.ReleaseLedger | None = None, packed: bytes | None = None) -> None:
+    def put(
+        self,
+        release_id: int,
+        release: core.PublishedRelease,
+        ledger: core.ReleaseLedger | None = None,
+        packed: bytes | None = None,
+    ) -> None:
         """Keep ``release`` (with its ledger and packed form, when given)."""
         if release.n_rows > self.max_rows:
             return
@@ -117,8 +122,7 @@ async def load_releases(
     """The public releases of ``models`` (same order), from the cache or the database."""
     if cache is None:
         return await _load_uncached(session, models)
-    return await _through_cache(models, cache.get, lambda m: _load_uncached(session, m),
-                                cache.put)
+    return await _through_cache(models, cache.get, lambda m: _load_uncached(session, m), cache.put)
 
 
 async def _load_uncached(
@@ -139,8 +143,9 @@ async def _load_uncached(
     for c in clusters:
         rows = [as_row[row] for row in packed_rows.get(c.pk, [])]
         by_release[c.release_id].append(
-            core.PublishedCluster(c.cluster_id, rows, c.private_counts, c.global_share,
-                                  c.counterfeits)
+            core.PublishedCluster(
+                c.cluster_id, rows, c.private_counts, c.global_share, c.counterfeits
+            )
         )
     return [
         core.PublishedRelease(
@@ -193,8 +198,9 @@ async def load_ledgers(
     """The private ledgers of ``models`` (same order), from the cache or the database."""
     if cache is None:
         return await _load_ledgers(session, models)
-    return await _through_cache(models, cache.get_ledger, lambda m: _load_ledgers(session, m),
-                                cache.put_ledger)
+    return await _through_cache(
+        models, cache.get_ledger, lambda m: _load_ledgers(session, m), cache.put_ledger
+    )
 
 
 async def _through_cache(

@@ -73,8 +73,7 @@ async def _allocate_cluster_ids(session: AsyncSession, n: int) -> list[int]:
     conn = await driver_connection(session)
     async with conn.cursor() as cur:
         await cur.execute(
-            "SELECT nextval(pg_get_serial_sequence('clusters', 'id')) "
-            "FROM generate_series(1, %s)",
+            "SELECT nextval(pg_get_serial_sequence('clusters', 'id')) FROM generate_series(1, %s)",
             (n,),
         )
         return [int(r[0]) for r in await cur.fetchall()]
@@ -92,8 +91,16 @@ async def _copy_clusters(
     session: AsyncSession, release_id: int, release: PublishedRelease, pks: list[int]
 ) -> None:
     lines = (
-        _line(pk, release_id, position, ct.text(c.cluster_id), c.size,
-              ct.jsonb(c.private_counts), ct.jsonb(c.global_share), c.counterfeits)
+        _line(
+            pk,
+            release_id,
+            position,
+            ct.text(c.cluster_id),
+            c.size,
+            ct.jsonb(c.private_counts),
+            ct.jsonb(c.global_share),
+            c.counterfeits,
+        )
         for position, (pk, c) in enumerate(zip(pks, release.clusters, strict=True))
     )
     await _copy(
@@ -119,8 +126,7 @@ async def _copy_rows(
             for position, row in enumerate(cluster.rows):
                 fields = formatted.get(row)
                 if fields is None:
-                    fields = formatted[row] = row_fields([term_ids[t] for t in row],
-                                                         row_hash(row))
+                    fields = formatted[row] = row_fields([term_ids[t] for t in row], row_hash(row))
                 yield pk, position, fields
 
     await copy_binary(
@@ -140,8 +146,16 @@ async def _copy_ledgers(
             f"ledger has {len(ledgers)} clusters, release has {len(pks)}: core contract broken"
         )
     lines = (
-        _line(pk, release_id, ct.int_array(led.counterfeit_rows), led.bp, led.fp1, led.fp2,
-              ct.text_array(led.individuals), ct.jsonb(led.suppressed))
+        _line(
+            pk,
+            release_id,
+            ct.int_array(led.counterfeit_rows),
+            led.bp,
+            led.fp1,
+            led.fp2,
+            ct.text_array(led.individuals),
+            ct.jsonb(led.suppressed),
+        )
         for pk, led in zip(pks, ledgers, strict=True)
     )
     await _copy(

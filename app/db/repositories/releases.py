@@ -24,23 +24,23 @@ class ReleaseRepository:
 
     async def get(self, series_id: int, release_no: int) -> Release | None:
         found: Release | None = await self.session.scalar(
-            select(Release).where(
-                Release.series_id == series_id, Release.release_no == release_no
-            )
+            select(Release).where(Release.series_id == series_id, Release.release_no == release_no)
         )
         return found
 
     async def count(self, series_id: int) -> int:
         """Releases of the series (numbered 1..n without gaps, so also the latest number)."""
         total = await self.session.scalar(
-            select(func.count()).select_from(Release).where(Release.series_id == series_id))
+            select(func.count()).select_from(Release).where(Release.series_id == series_id)
+        )
         return int(total or 0)
 
     async def counterfeit_rows(self, release_id: int) -> int:
         """All counterfeit rows of a release (BP, FP1 and FP2: private)."""
         total = await self.session.scalar(
-            select(func.coalesce(func.sum(ClusterLedger.bp + ClusterLedger.fp1 + ClusterLedger.fp2),
-                                 0)).where(ClusterLedger.release_id == release_id)
+            select(
+                func.coalesce(func.sum(ClusterLedger.bp + ClusterLedger.fp1 + ClusterLedger.fp2), 0)
+            ).where(ClusterLedger.release_id == release_id)
         )
         return int(total or 0)
 

@@ -12,8 +12,14 @@ from app.db.models import Release, RenderedChunk, RenderedDocument
 from app.db.raw import driver_connection
 from app.io.rendering import Rendered
 
-__all__ = ["DocumentMeta", "find_document", "find_release_document", "insert_document",
-           "read_chunks", "releases_without"]
+__all__ = [
+    "DocumentMeta",
+    "find_document",
+    "find_release_document",
+    "insert_document",
+    "read_chunks",
+    "releases_without",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,37 +36,58 @@ class DocumentMeta:
 
 
 def _meta(row: RenderedDocument) -> DocumentMeta:
-    return DocumentMeta(row.id, row.media_type, row.etag, row.identity_size, row.gzip_size,
-                        row.chunk_bytes, row.n_chunks)
+    return DocumentMeta(
+        row.id,
+        row.media_type,
+        row.etag,
+        row.identity_size,
+        row.gzip_size,
+        row.chunk_bytes,
+        row.n_chunks,
+    )
 
 
 async def find_document(session: AsyncSession, release_id: int, key: str) -> DocumentMeta | None:
-    row = await session.scalar(select(RenderedDocument).where(
-        RenderedDocument.release_id == release_id, RenderedDocument.key == key))
-    return _meta(row) if row is not None else None
-
-
-async def find_release_document(session: AsyncSession, series_id: int, release_no: int,
-                                key: str) -> DocumentMeta | None:
     row = await session.scalar(
-        select(RenderedDocument)
-        .join(Release, Release.id == RenderedDocument.release_id)
-        .where(Release.series_id == series_id, Release.release_no == release_no,
-               RenderedDocument.key == key)
+        select(RenderedDocument).where(
+            RenderedDocument.release_id == release_id, RenderedDocument.key == key
+        )
     )
     return _meta(row) if row is not None else None
 
 
-async def insert_document(session: AsyncSession, release_id: int, key: str,
-                          rendered: Rendered, chunk_bytes: int) -> DocumentMeta | None:
+async def find_release_document(
+    session: AsyncSession, series_id: int, release_no: int, key: str
+) -> DocumentMeta | None:
+    row = await session.scalar(
+        select(RenderedDocument)
+        .join(Release, Release.id == RenderedDocument.release_id)
+        .where(
+            Release.series_id == series_id,
+            Release.release_no == release_no,
+            RenderedDocument.key == key,
+        )
+    )
+    return _meta(row) if row is not None else None
+
+
+async def insert_document(
+    session: AsyncSession, release_id: int, key: str, rendered: Rendered, chunk_bytes: int
+) -> DocumentMeta | None:
     """Store ``rendered``; ``None`` when another transaction stored this key first (both
     renderings are of the same immutable content, so the first one stays)."""
     statement = (
         insert(RenderedDocument)
-        .values(release_id=release_id, key=key, media_type=rendered.media_type,
-                etag=rendered.etag, identity_size=rendered.identity_size,
-                gzip_size=rendered.gzip_size, chunk_bytes=chunk_bytes,
-                n_chunks=len(rendered.chunks))
+        .values(
+            release_id=release_id,
+            key=key,
+            media_type=rendered.media_type,
+            etag=rendered.etag,
+            identity_size=rendered.identity_size,
+            gzip_size=rendered.gzip_size,
+            chunk_bytes=chunk_bytes,
+            n_chunks=len(rendered.chunks),
+        )
         .on_conflict_do_nothing(index_elements=["release_id", "key"])
         .returning(RenderedDocument.id)
     )
@@ -73,17 +100,28 @@ async def insert_document(session: AsyncSession, release_id: int, key: str,
             "INSERT INTO rendered_chunks (document_id, seq, data) VALUES (%s, %s, %s)",
             [(document_id, seq, chunk) for seq, chunk in enumerate(rendered.chunks)],
         )
-    return DocumentMeta(document_id, rendered.media_type, rendered.etag, rendered.identity_size,
-                        rendered.gzip_size, chunk_bytes, len(rendered.chunks))
+    return DocumentMeta(
+        document_id,
+        rendered.media_type,
+        rendered.etag,
+        rendered.identity_size,
+        rendered.gzip_size,
+        chunk_bytes,
+        len(rendered.chunks),
+    )
 
 
-async def read_chunks(session: AsyncSession, document_id: int, first: int,
-                      last: int) -> list[bytes]:
+async def read_chunks(
+    session: AsyncSession, document_id: int, first: int, last: int
+) -> list[bytes]:
     """Chunks ``first..last`` (inclusive) of a document's gzip stream, in order."""
     rows = await session.execute(
         select(RenderedChunk.data)
-        .where(RenderedChunk.document_id == document_id, RenderedChunk.seq >= first,
-               RenderedChunk.seq <= last)
+        .where(
+            RenderedChunk.document_id == document_id,
+            RenderedChunk.seq >= first,
+            RenderedChunk.seq <= last,
+        )
         .order_by(RenderedChunk.seq)
     )
     return [bytes(data) for (data,) in rows]
@@ -93,8 +131,10 @@ async def releases_without(session: AsyncSession, key: str) -> list[tuple[int, i
     """``(series_id, release_no)`` of every release with no document ``key``, oldest first."""
     missing = (
         select(Release.series_id, Release.release_no)
-        .outerjoin(RenderedDocument, (RenderedDocument.release_id == Release.id)
-                   & (RenderedDocument.key == key))
+        .outerjoin(
+            RenderedDocument,
+            (RenderedDocument.release_id == Release.id) & (RenderedDocument.key == key),
+        )
         .where(RenderedDocument.id.is_(None))
         .order_by(Release.id)
     )

@@ -55,10 +55,13 @@ async def append_statistics(
     """Append this release's ``(n_k, n_ks)`` per (individual, term); returns entries written."""
     conn = await driver_connection(session)
     written = 0
-    async with conn.cursor() as cur, cur.copy(
-        "COPY wong_statistics (series_id, individual_key, term, release_no, n_j, n_js) "
-        "FROM STDIN (FORMAT BINARY)"
-    ) as copy:
+    async with (
+        conn.cursor() as cur,
+        cur.copy(
+            "COPY wong_statistics (series_id, individual_key, term, release_no, n_j, n_js) "
+            "FROM STDIN (FORMAT BINARY)"
+        ) as copy,
+    ):
         copy.set_types(["int4", "text", "text", "int4", "int4", "int4"])
         for key, terms in update.items():
             for term, (n_k, n_ks) in terms.items():

@@ -6,6 +6,9 @@ from app.methods.family import anony_family
 __all__ = ["METHOD"]
 
 METHOD = anony_family(
-    "anony", 1, COMMON, "app.core.perturbation.sanony:publish_anony",
+    "anony",
+    1,
+    COMMON,
+    "app.core.perturbation.sanony:publish_anony",
     summary="Anony on each release alone (no serial protection)",
 )

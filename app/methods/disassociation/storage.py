@@ -27,16 +27,22 @@ def _parts(layout: dict[str, Any]) -> Iterator[tuple[str, int, dict[str, Any]]]:
 
 
 class DisassociationStorage(MethodStorage):
-    async def store_layout(self, session: AsyncSession, release_id: int,
-                           layout: PublicLayout) -> None:
-        lines = (f"{release_id}\t{kind}\t{position}\t{ct.jsonb(body)}"
-                 for kind, position, body in _parts(layout.to_json()))
-        await copy_rows(await driver_connection(session),
-                        "COPY disassociation_parts (release_id, kind, position, body) FROM STDIN",
-                        lines)
+    async def store_layout(
+        self, session: AsyncSession, release_id: int, layout: PublicLayout
+    ) -> None:
+        lines = (
+            f"{release_id}\t{kind}\t{position}\t{ct.jsonb(body)}"
+            for kind, position, body in _parts(layout.to_json())
+        )
+        await copy_rows(
+            await driver_connection(session),
+            "COPY disassociation_parts (release_id, kind, position, body) FROM STDIN",
+            lines,
+        )
 
-    async def load_layouts(self, session: AsyncSession,
-                           release_ids: Sequence[int]) -> dict[int, PublicLayout]:
+    async def load_layouts(
+        self, session: AsyncSession, release_ids: Sequence[int]
+    ) -> dict[int, PublicLayout]:
         if not release_ids:
             return {}
         conn = await driver_connection(session)
@@ -49,8 +55,7 @@ class DisassociationStorage(MethodStorage):
             )
             for row in await cur.fetchall():
                 release_id, kind, body = cast(tuple[int, str, dict[str, Any]], row)
-                document = documents.setdefault(release_id,
-                                                {"clusters": [], "joint_clusters": []})
+                document = documents.setdefault(release_id, {"clusters": [], "joint_clusters": []})
                 if kind == "header":
                     document.update(body)
                 else:

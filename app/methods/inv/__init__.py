@@ -6,7 +6,11 @@ from app.methods.family import anony_family
 __all__ = ["METHOD"]
 
 METHOD = anony_family(
-    "inv", 5, ("cluster_size", "seed", "m"), "app.core.variants.inv:publish_inv",
-    individuals="checked", storage="app.methods.inv.storage:STORAGE",
+    "inv",
+    5,
+    ("cluster_size", "seed", "m"),
+    "app.core.variants.inv:publish_inv",
+    individuals="checked",
+    storage="app.methods.inv.storage:STORAGE",
     summary="m-invariance: every individual's buckets keep one signature",
 )

@@ -17,8 +17,9 @@ class InvStorage(MethodStorage):
     async def load_state(self, session: AsyncSession, series_id: int) -> dict[str, Any]:
         return {"signatures": await load_signatures(session, series_id)}
 
-    async def store_state(self, session: AsyncSession, series_id: int,
-                          publication: Publication) -> None:
+    async def store_state(
+        self, session: AsyncSession, series_id: int, publication: Publication
+    ) -> None:
         if publication.signatures_update:
             await store_signatures(session, series_id, publication.signatures_update)
 

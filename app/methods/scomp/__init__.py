@@ -6,7 +6,9 @@ from app.methods.family import anony_family
 __all__ = ["METHOD"]
 
 METHOD = anony_family(
-    "scomp", 4, (*COMMON, "d", "confidence", "other_releases"),
+    "scomp",
+    4,
+    (*COMMON, "d", "confidence", "other_releases"),
     "app.core.variants.scomp:publish_scomp",
     summary="Anony guarded against composition with other publishers' releases",
 )

@@ -17,11 +17,13 @@ class WongStorage(MethodStorage):
     async def load_state(self, session: AsyncSession, series_id: int) -> dict[str, Any]:
         return {"statistics": await load_statistics(session, series_id)}
 
-    async def store_state(self, session: AsyncSession, series_id: int,
-                          publication: Publication) -> None:
+    async def store_state(
+        self, session: AsyncSession, series_id: int, publication: Publication
+    ) -> None:
         if publication.statistics_update:
-            await append_statistics(session, series_id, publication.release.release_no,
-                                    publication.statistics_update)
+            await append_statistics(
+                session, series_id, publication.release.release_no, publication.statistics_update
+            )
 
 
 STORAGE = WongStorage()

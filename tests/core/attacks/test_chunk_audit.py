@@ -20,8 +20,14 @@ from app.core.model import Publication, Transaction
 from tests.core.attacks.topics import MIXED, mixed_clusters
 
 Published = tuple[list[Transaction], Publication]
-MEASURES = ("accuracy", "accuracy_record_chunks", "accuracy_term_chunk",
-            "transactions_breakage", "km_breakage", "precision")
+MEASURES = (
+    "accuracy",
+    "accuracy_record_chunks",
+    "accuracy_term_chunk",
+    "transactions_breakage",
+    "km_breakage",
+    "precision",
+)
 
 
 @pytest.fixture(scope="module", params=[2, 3], ids=["k2", "k3"])
@@ -67,18 +73,25 @@ def test_every_attack_is_the_benchmark_s_reconstruction(published: Published) ->
     assert truth is not None
     background = published_background([publication.release])
     progress: list[tuple[str, float]] = []
-    raw = audit_disassociation(corpus, truth, background, progress=lambda p, f:
-                               progress.append((p, f)))
+    raw = audit_disassociation(
+        corpus, truth, background, progress=lambda p, f: progress.append((p, f))
+    )
     assert list(raw["reassociation"]) == [
-        "aba-ngd", "mra-ngd", "rga-ngd", "aba+update-ngd", "mra+update-ngd", "random"]
+        "aba-ngd",
+        "mra-ngd",
+        "rga-ngd",
+        "aba+update-ngd",
+        "mra+update-ngd",
+        "random",
+    ]
     # The same as benchmarks/attack_runs.py's path: reconstruct, then measure.
     relatedness = CooccurrenceRelatedness(background)
     expected = measure_reconstruction(
-        corpus, truth, reconstruct(_layout(publication), relatedness, "mra", update=True))
+        corpus, truth, reconstruct(_layout(publication), relatedness, "mra", update=True)
+    )
     assert raw["reassociation"]["mra+update-ngd"]["accuracy"] == expected.accuracy
     assert raw["reassociation"]["mra+update-ngd"]["km_breakage"] == expected.km_breakage
-    assert raw["disassociation"]["tlost"] == pytest.approx(publication.report["tlost"],
-                                                           abs=1e-6)
+    assert raw["disassociation"]["tlost"] == pytest.approx(publication.report["tlost"], abs=1e-6)
     fractions = [f for _, f in progress]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
     assert {p for p, _ in progress} == {"scoring", "reassociate"}
@@ -89,12 +102,23 @@ def test_the_report_holds_aggregates_only_and_beats_random_with_a_world_backgrou
 ) -> None:
     corpus, publication = published
     world = [sorted(t.terms) for t in mixed_clusters(400, 7)]
-    report = audit_report(corpus, publication.release, publication.ledger, world,
-                          AuditSettings(enabled=True, selection=("aba", "mra")),
-                          method="disassociation", disassociation=publication.disassociation)
+    report = audit_report(
+        corpus,
+        publication.release,
+        publication.ledger,
+        world,
+        AuditSettings(enabled=True, selection=("aba", "mra")),
+        method="disassociation",
+        disassociation=publication.disassociation,
+    )
     assert (report["status"], report["reason"]) == ("done", None)
-    assert set(report["reassociation"]) == {"aba-ngd", "mra-ngd", "aba+update-ngd",
-                                            "mra+update-ngd", "random"}
+    assert set(report["reassociation"]) == {
+        "aba-ngd",
+        "mra-ngd",
+        "aba+update-ngd",
+        "mra+update-ngd",
+        "random",
+    }
     for measured in report["reassociation"].values():
         assert all(0.0 <= measured[m] <= 1.0 for m in MEASURES)
         assert 0 < measured["records"] <= len(corpus)
@@ -110,13 +134,24 @@ def test_the_report_holds_aggregates_only_and_beats_random_with_a_world_backgrou
     assert not [term for term in vocabulary if f'"{term}"' in text]
 
 
-@pytest.mark.parametrize(("background", "truth", "reason"), [
-    ([["alibi"]], False, "no_ground_truth"), ([], True, "no_background"),
-])
-def test_skipped(published: Published, background: list[list[str]], truth: bool,
-                 reason: str) -> None:
+@pytest.mark.parametrize(
+    ("background", "truth", "reason"),
+    [
+        ([["alibi"]], False, "no_ground_truth"),
+        ([], True, "no_background"),
+    ],
+)
+def test_skipped(
+    published: Published, background: list[list[str]], truth: bool, reason: str
+) -> None:
     corpus, publication = published
-    report = audit_report(corpus, publication.release, publication.ledger, background,
-                          AuditSettings(enabled=True), method="disassociation",
-                          disassociation=publication.disassociation if truth else None)
+    report = audit_report(
+        corpus,
+        publication.release,
+        publication.ledger,
+        background,
+        AuditSettings(enabled=True),
+        method="disassociation",
+        disassociation=publication.disassociation if truth else None,
+    )
     assert (report["status"], report["reason"]) == ("skipped", reason)

@@ -32,8 +32,9 @@ sets = st.frozensets(st.sampled_from(TERMS), max_size=6)
 
 @given(st.lists(sets, min_size=1, max_size=14), st.lists(sets, min_size=1, max_size=14))
 @settings(max_examples=80, deadline=None)
-def test_gain_counts_the_intersections(truths: list[frozenset[str]],
-                                       added: list[frozenset[str]]) -> None:
+def test_gain_counts_the_intersections(
+    truths: list[frozenset[str]], added: list[frozenset[str]]
+) -> None:
     expected = [[len(a & t) for a in added] for t in truths]
     gain = _gain(truths, added)
     assert gain.dtype == np.int64

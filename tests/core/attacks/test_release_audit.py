@@ -22,27 +22,41 @@ Published = tuple[list[Transaction], Publication]
 @pytest.fixture(scope="module")
 def published() -> Published:
     corpus = world(300, 5)
-    return corpus, publish("sanony", SeriesHistory(), corpus, PRIVATE,
-                           PublishParams(cluster_size=4, seed=2))
+    return corpus, publish(
+        "sanony", SeriesHistory(), corpus, PRIVATE, PublishParams(cluster_size=4, seed=2)
+    )
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    (None, AuditSettings()),
-    (True, AuditSettings(enabled=True)),
-    ({}, AuditSettings(enabled=True)),
-    ({"enabled": False, "scoring": "embedding"}, AuditSettings(scoring="embedding")),
-    ({"selection": ["rga", "aba", "rga"]}, AuditSettings(enabled=True, selection=("aba", "rga"))),
-    ({"selection": "all", "seed": 4, "window": 9, "background": "uploaded"},
-     AuditSettings(enabled=True, seed=4, window=9, background="uploaded")),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (None, AuditSettings()),
+        (True, AuditSettings(enabled=True)),
+        ({}, AuditSettings(enabled=True)),
+        ({"enabled": False, "scoring": "embedding"}, AuditSettings(scoring="embedding")),
+        (
+            {"selection": ["rga", "aba", "rga"]},
+            AuditSettings(enabled=True, selection=("aba", "rga")),
+        ),
+        (
+            {"selection": "all", "seed": 4, "window": 9, "background": "uploaded"},
+            AuditSettings(enabled=True, seed=4, window=9, background="uploaded"),
+        ),
+    ],
+)
 def test_settings(raw: object, expected: AuditSettings) -> None:
     assert parse_audit_settings(raw) == expected
 
 
-@pytest.mark.parametrize(("raw", "param"), [
-    ({"scoring": "bert"}, "semantic_audit.scoring"), ({"seed": True}, "semantic_audit.seed"),
-    ({"selection": "vpa"}, "semantic_audit.selection"), (3, "semantic_audit"),
-])
+@pytest.mark.parametrize(
+    ("raw", "param"),
+    [
+        ({"scoring": "bert"}, "semantic_audit.scoring"),
+        ({"seed": True}, "semantic_audit.seed"),
+        ({"selection": "vpa"}, "semantic_audit.selection"),
+        (3, "semantic_audit"),
+    ],
+)
 def test_bad_settings_name_the_field(raw: object, param: str) -> None:
     with pytest.raises(InvalidParameter) as caught:
         parse_audit_settings(raw)
@@ -88,8 +102,14 @@ def test_a_corpus_that_is_not_the_release_s_is_refused(published: Published) -> 
 def test_the_report_holds_aggregates_only(published: Published) -> None:
     corpus, publication = published
     background = [sorted(t.terms) for t in world(400, 6)]
-    report = audit_report(corpus, publication.release, publication.ledger, background,
-                          AuditSettings(enabled=True), method="sanony")
+    report = audit_report(
+        corpus,
+        publication.release,
+        publication.ledger,
+        background,
+        AuditSettings(enabled=True),
+        method="sanony",
+    )
     assert report["status"] == "done" and report["tracing"] == "individuals"
     assert sorted(report["private_copies"]) == ["aba-ngd", "mra-ngd", "random", "rga-ngd"]
     text = json.dumps(report, allow_nan=False)  # JSONB takes no NaN
@@ -98,21 +118,39 @@ def test_the_report_holds_aggregates_only(published: Published) -> None:
     assert report["best"]["share"] > report["private_copies"]["random"]["random_expected"]
     # Without individuals the same audit runs, traced by content.
     anonymous = [Transaction(t.terms) for t in corpus]
-    again = audit_report(anonymous, publication.release, publication.ledger, background,
-                         AuditSettings(enabled=True), method="sanony")
+    again = audit_report(
+        anonymous,
+        publication.release,
+        publication.ledger,
+        background,
+        AuditSettings(enabled=True),
+        method="sanony",
+    )
     assert again["tracing"] == "content"
-    assert again["private_copies"]["random"]["copies"] == report["private_copies"]["random"][
-        "copies"]
+    assert (
+        again["private_copies"]["random"]["copies"] == report["private_copies"]["random"]["copies"]
+    )
 
 
-@pytest.mark.parametrize(("background", "method", "reason"), [
-    ([], "sanony", "no_background"), ([["a"]], "segen", "method_not_supported"),
-    # A disassociated release is scored against the publisher's result, not given here.
-    ([["a"]], "disassociation", "no_ground_truth"),
-])
-def test_skipped(published: Published, background: list[list[str]], method: str,
-                 reason: str) -> None:
+@pytest.mark.parametrize(
+    ("background", "method", "reason"),
+    [
+        ([], "sanony", "no_background"),
+        ([["a"]], "segen", "method_not_supported"),
+        # A disassociated release is scored against the publisher's result, not given here.
+        ([["a"]], "disassociation", "no_ground_truth"),
+    ],
+)
+def test_skipped(
+    published: Published, background: list[list[str]], method: str, reason: str
+) -> None:
     corpus, publication = published
-    report = audit_report(corpus, publication.release, publication.ledger, background,
-                          AuditSettings(enabled=True), method=method)
+    report = audit_report(
+        corpus,
+        publication.release,
+        publication.ledger,
+        background,
+        AuditSettings(enabled=True),
+        method=method,
+    )
     assert (report["status"], report["reason"]) == ("skipped", reason)
