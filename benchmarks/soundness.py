@@ -79,6 +79,8 @@ def publish_series(
                 "private_copies": copies,
                 "seconds": round(time.perf_counter() - started, 3),
                 "by_phase": publication.report.get("counterfeits_by_phase", {}),
+                # In copies, what analysts read (issue 19): L1 distortion, net, terms off.
+                "copies": publication.report.get("private_copies", {}),
             }
         )
         if out is not None:
@@ -124,7 +126,9 @@ def _print(result: dict[str, Any]) -> None:
             f"release {row['release_no']}: {row['rows']} rows, counterfeits {row['counterfeits']}"
             f" ({row['counterfeits'] / max(row['rows'], 1):.2%}), suppressed {row['suppressed']}"
             f" of {row['private_copies']} copies, rows over r_th {row['rows_over_r_th']}, "
-            f"max risk {row['max_serial_risk']:.4f}, {row['seconds']} s, {row['by_phase']}"
+            f"max risk {row['max_serial_risk']:.4f}, {row['seconds']} s, {row['by_phase']}, "
+            f"copies off {row['copies'].get('distortion', 0):.2%} "
+            f"(net {row['copies'].get('net', 0):+.2%}, {row['copies'].get('terms_off', 0)} terms)"
         )
     if result["failure"]:
         print(f"release {result['failure']['release_no']}: FAILED {result['failure']['message']}")

@@ -28,6 +28,7 @@ SERIAL = (
     "anony_r_th",
     "max_repair_rounds",
     "backward",
+    "global_lift",
     "forward_perturbation",
     "align",
     "max_suppression",
@@ -49,6 +50,9 @@ class PublishParams:
     the global bag, so overlaps have less to reveal and fewer counterfeits are needed);
     ``backward`` BP on the pairs whose rows the new release puts over ``r_th``
     (``where_needed``) or Lemma 4 on every overlap (``every_overlap``, the paper);
+    ``global_lift`` the copies BP where needed adds for the global composition: the least that
+    keeps every row within ``r_th`` (``least``, the default) or Lemma 4's on whole releases
+    (``lemma4``, a count never falls; docs/methods.md, issue 19);
     ``forward_perturbation`` runs FP1 (off by default, docs/methods.md); ``align`` gives the
     copies that a new cluster's published cover would expose, and those of clusters of one
     repeated set, to the global bag before BP (docs/methods.md); ``max_suppression``
@@ -72,6 +76,7 @@ class PublishParams:
     r_th: float = 8.0
     anony_r_th: float | None = None
     backward: str = "where_needed"
+    global_lift: str = "least"
     forward_perturbation: bool = False
     align: bool = True
     max_suppression: float = 0.01
@@ -198,6 +203,7 @@ def _validate(p: PublishParams) -> None:
         p.backward in ("where_needed", "every_overlap"),
         "must be 'where_needed' or 'every_overlap'",
     )
+    _check("global_lift", p.global_lift in ("least", "lemma4"), "must be 'least' or 'lemma4'")
     _check("max_suppression", 0 <= p.max_suppression <= 1, "must be between 0 and 1")
     _check("suppression_floor", 0 <= p.suppression_floor <= 10**6, "must be between 0 and 1000000")
     _check(

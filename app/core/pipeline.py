@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from app.core.distortion import copy_distortion, true_copies
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
 from app.core.params import PublishParams
@@ -50,6 +51,11 @@ def publish(
         warning = seed_warning(params.seed)
         if warning is not None:
             warnings.append(warning)
+    if publication.release.layout is None:
+        # In copies, what analysts meet (issue 19); the counterfeit rate counts rows only.
+        publication.report["private_copies"] = copy_distortion(
+            true_copies(corpus, private_terms), publication.release
+        )
     warnings += rate_warnings(publication.release.population_rates, private_terms)
     if warnings:
         publication.report["warnings"] = warnings

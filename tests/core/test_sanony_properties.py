@@ -81,7 +81,8 @@ def test_sanony_publishes_every_true_row_and_counts_its_counterfeits(series: Sma
         )
         assert published_true == true_rows
         for cluster, book in zip(release.clusters, ledger.clusters, strict=True):
-            assert cluster.counterfeits == book.bp + book.fp1
+            # Every counterfeit row is counted (issue 19), FP2's and the repair's included.
+            assert cluster.counterfeits == book.bp + book.fp1 + book.fp2
             assert len(book.counterfeit_rows) == book.bp + book.fp1 + book.fp2
         history.releases.append(release)
         history.ledgers.append(ledger)

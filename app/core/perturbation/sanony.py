@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from app.core.anonymisation.anony import AnonyResult, anonymise
 from app.core.anonymisation.clustering import partition as partition_corpus
 from app.core.anonymisation.lineage import lineage_clusters, lineage_components, whole_set_runs
+from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import (
     ClusterLedger,
@@ -156,7 +157,9 @@ def finalise(
                 rows=[cluster.rows[i] for i in order],
                 private_counts=dict(sorted((s, k) for s, k in cluster.private_counts.items() if k)),
                 global_share=dict(sorted((s, k) for s, k in cluster.global_share.items() if k)),
-                counterfeits=cluster.bp + cluster.fp1,
+                # Every counterfeit row of the cluster, FP2's and the repair's included (issue
+                # 19): FP1's test is rechecked with these counts (publish_sanony).
+                counterfeits=cluster.n - cluster.n_true,
             )
         )
         ledgers.append(
@@ -176,6 +179,41 @@ def finalise(
         private_terms=private_terms,
     )
     return published, ReleaseLedger(clusters=ledgers)
+
+
+#: Rounds of FP1's recheck and the repair after it; each round's FP1 only widens ranges that
+#: the previous repair narrowed, and in practice one round adds nothing.
+_RECHECKS = 4
+
+
+def _recheck_forward(
+    perturber: Perturber,
+    repairer: Repairer,
+    max_rounds: int,
+    progress: Callable[[float], None],
+) -> tuple[int, int, int]:
+    """FP1's test (Lemma 5, formula 19) again, now that each cluster publishes *all* its
+    counterfeits, FP2's and the repair's included (issue 19: every counterfeit row is counted
+    in a public figure).
+
+    The paper publishes BP + FP1's counts and hides FP2's, so an analyst who subtracts the
+    published counts still over-counts. Publishing every row instead tells the adversary of
+    Lemma 5 a larger ``x_d``; FP1 is the step that makes the derived cluster safe for the
+    ``x_d`` the adversary reads, so it is run again with the full count, then the checked
+    post-condition, until neither adds anything. s̄-counterfeits (FP2's) keep Lemma 3's test
+    as it was (``N - x_d`` and ``r2f`` are unchanged, ``r1d`` falls with ``f1``); only the
+    repair's s-counterfeits can need more. Returns (FP1 rows, repair rounds, repair rows).
+    """
+    fp1 = rounds = repaired = 0
+    for _ in range(_RECHECKS):
+        added = perturber.forward()
+        if not added:
+            break
+        fp1 += added
+        more_rounds, more = repairer.run(max_rounds, progress)
+        rounds += more_rounds
+        repaired += more
+    return fp1, rounds, repaired
 
 
 def suppression_history(history: SeriesHistory) -> tuple[int, int]:
@@ -245,7 +283,54 @@ def publish_sanony(
     ``keep_in_bag``: copies per term the global bag must keep whatever is suppressed, read
     after ``before_rates`` ran (which may fill it: Kanony's invariant bag, SPEC 7);
     ``explain_kept``: what lets such terms go, for a refusal's hint (:class:`Repairer`).
+
+    BP where needed lifts the counts of private terms by the least the global composition
+    asks (:meth:`Perturber._backward_global`, issue 19). A least lift leaves the repair no
+    slack where a later step moves the composition: when the release is then refused, it is
+    built again with Lemma 4's full lift on whole releases (the ratchet it replaced), and is
+    refused only if that fails too; the report says which lift it kept (``global_lift``).
     """
+    least = params.backward == "where_needed" and params.global_lift == "least"
+    try:
+        return _publish_sanony(
+            history,
+            corpus,
+            private_terms,
+            params,
+            progress,
+            before_rates,
+            keep_in_bag,
+            explain_kept,
+            least_lift=least,
+        )
+    except PublicationFailed:
+        if not least:
+            raise
+    return _publish_sanony(
+        history,
+        corpus,
+        private_terms,
+        params,
+        progress,
+        before_rates,
+        keep_in_bag,
+        explain_kept,
+        least_lift=False,
+    )
+
+
+def _publish_sanony(
+    history: SeriesHistory,
+    corpus: Sequence[Transaction],
+    private_terms: frozenset[str],
+    params: PublishParams,
+    progress: ProgressCallback | None,
+    before_rates: BeforeRates | None,
+    keep_in_bag: Mapping[str, int] | None,
+    explain_kept: ExplainKept | None,
+    *,
+    least_lift: bool,
+) -> Publication:
     report = Progress(progress)
     release_no = history.next_release_no
     seed = params.randomness_key(release_no)
@@ -279,7 +364,7 @@ def publish_sanony(
     if not j:
         bp = 0
     elif params.backward == "where_needed":
-        bp = perturber.backward_where_needed(params.r_th)
+        bp = perturber.backward_where_needed(params.r_th, least_lift=least_lift)
     else:
         bp = perturber.backward()
     if j and params.align:
@@ -312,8 +397,16 @@ def publish_sanony(
         suppression_history(history) if params.suppression_scope == "series" else (0, 0),
         keep_in_bag,
         explain_kept,
+        least_lift=least_lift,
     )
     rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
+    if j and params.forward_perturbation:
+        fp1_after, more_rounds, more_repaired = _recheck_forward(
+            perturber, repairer, params.max_repair_rounds, lambda f: report("verify", f)
+        )
+        fp1 += fp1_after
+        rounds += more_rounds
+        repaired += more_repaired
     lap("verify")
     published, ledger = finalise(release, corpus, partition, seed, private_terms)
     ledger.suppressed = dict(sorted(repairer.suppressor.suppressed.items()))
@@ -340,6 +433,13 @@ def publish_sanony(
             "aligned_to_bag": sum(aligned.values()),
             "global_bag_copies_added": sum(release.global_bag.values())
             - sum(result.global_bag.values()),
+            # BP's copies for the whole-release composition: the least lift it used, and
+            # what Lemma 4 on whole releases would have added (the old ratchet).
+            "global_lift": {
+                "mode": "least" if least_lift else "lemma4",
+                "copies": sum(perturber.global_lift.values()),
+                "lemma4_copies": sum(perturber.global_lift_lemma4.values()),
+            },
             "repair_rounds": rounds,
             "suppressed": dict(sorted(repairer.suppressor.suppressed.items())),
             "seconds": seconds,

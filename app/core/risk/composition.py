@@ -168,6 +168,53 @@ class GlobalComposition:
                 over.setdefault(pattern, []).append((s, risk))
         return over
 
+    def least_total(self, s: str, start: int, stop: int, rate: float | None = None) -> int | None:
+        """The least count ``c`` in ``[start, stop]`` of term s in release ``j`` (cluster
+        segments plus global bag) at which no row of any release is over the limit for s
+        through the global composition, or ``None`` when none in the range is.
+
+        Release ``j``'s rate for s is ``c / N`` (what ``population_rates`` publishes), or
+        ``max(rate, c / N)`` when a rate is given (rates already fixed, raised by a lift);
+        every other input is as the series stands. This is what the adversary of
+        SPEC 4 asks of a count, where Lemma 4 (formulas 16-18) asks the new release to keep
+        every published range whole: the least lift that keeps the composition safe, not the
+        most a published count could demand. Call :meth:`refresh` first.
+        """
+        for c in range(start, stop + 1):
+            if not self._term_over(s, c, rate):
+                return c
+        return None
+
+    def _term_over(self, s: str, c: int, fixed_rate: float | None = None) -> bool:
+        """Whether some row of some release is over the limit for s with ``c`` copies of s in
+        release ``j`` (formula 12 over the whole releases, formula 15)."""
+        new = self.state.releases[self.j]
+        for k, release in enumerate(self.state.releases):
+            cache = self._release(k)
+            listed, codes = cache.matrix()
+            if not listed:
+                continue
+            if k == self.j:
+                n_s = c
+                follows = c / new.n if new.n else 0.0
+                rate = follows if fixed_rate is None else max(fixed_rate, follows)
+            else:
+                n_s, rate = self._totals(k).get(s, 0), release.rates.get(s, 0.0)
+            if not n_s:
+                continue
+            sides = [
+                (
+                    Counter({s: c}) if other == self.j else self._totals(other),
+                    self.state.releases[other].n,
+                    self.state.overlap_size(k, other),
+                )
+                for other in cache.others
+            ]
+            inputs = _inputs(s, n_s, release.n, sides)
+            if self._over(inputs, rate, listed, codes):
+                return True
+        return False
+
     # -- patterns ------------------------------------------------------------------------
 
     def _release(self, k: int) -> _Release:

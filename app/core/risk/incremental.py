@@ -154,6 +154,13 @@ class SeriesRisk:
         self._global = GlobalComposition(state, j, self._limit)
         self.posteriors = posteriors if posteriors is not None else ClusterPosteriors(state, j)
 
+    def least_total(self, s: str, start: int, stop: int, rate: float | None = None) -> int | None:
+        """The least count of s in release ``j`` within ``[start, stop]`` at which the global
+        composition puts no row of any release over ``r_th`` for s
+        (:meth:`GlobalComposition.least_total`), or ``None``."""
+        self._global.refresh()
+        return self._global.least_total(s, start, stop, rate)
+
     # -- published clusters --------------------------------------------------------------
 
     def _refresh_published(self) -> None:

@@ -73,8 +73,9 @@ class ClusterState:
 
     @property
     def counterfeits(self) -> int:
-        """Counterfeits the adversary is told about (BP + FP1, section 3.2)."""
-        return self.published_counterfeits or (self.bp + self.fp1)
+        """Counterfeits the adversary is told about: every counterfeit row of the cluster
+        (section 3.2 publishes BP + FP1's; issue 19 counts FP2's and the repair's too)."""
+        return self.published_counterfeits or (self.n - self.n_true)
 
     @classmethod
     def from_published(cls, cluster: PublishedCluster) -> ClusterState:
