@@ -164,7 +164,7 @@ def itemset_support(
     with_x = 0
     for cluster in release.clusters:
         n = cluster.size
-        m = sum(1 for row in cluster.rows if itemset.issubset(row))
+        m = cluster.rows_with(itemset)
         with_x += m
         if private_term is None or n == 0:
             continue

@@ -59,11 +59,32 @@ class Cluster:
     private_terms: Mapping[str, int]
     global_share: Mapping[str, int]
     counterfeits: int = 0
+    #: Public term -> positions of the rows that hold it (built from ``rows``).
+    index: Mapping[str, frozenset[int]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        positions: dict[str, set[int]] = {}
+        for i, row in enumerate(self.rows):
+            for t in row:
+                positions.setdefault(t, set()).add(i)
+        object.__setattr__(self, "index", {t: frozenset(p) for t, p in positions.items()})
 
     @property
     def size(self) -> int:
         """``N(C*)``, counterfeit rows included."""
         return len(self.rows)
+
+    def rows_with(self, itemset: Iterable[str]) -> int:
+        """Rows that hold every term of ``itemset`` (all rows for the empty itemset)."""
+        terms = sorted(set(itemset), key=lambda t: len(self.index.get(t, ())))
+        if not terms:
+            return self.size
+        held = self.index.get(terms[0], frozenset())
+        for t in terms[1:]:
+            if not held:
+                break
+            held = held & self.index.get(t, frozenset())
+        return len(held)
 
     def n_s(self, term: str) -> int:
         """``N(s, C*) = N(s, C_c) + N(s, C_ol)`` (Definition 4), at most ``N(C*)``."""
@@ -94,6 +115,15 @@ class Release:
     #: suppression budget over the series (``suppression_scope = "series"``) depends on it.
     earlier_private_copies: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: Private term -> published copies (cluster segments plus global bag), built once.
+    copies: Mapping[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        totals: dict[str, int] = dict(self.global_bag)
+        for cluster in self.clusters:
+            for s, n in cluster.private_terms.items():
+                totals[s] = totals.get(s, 0) + n
+        object.__setattr__(self, "copies", totals)
 
     @property
     def n_rows(self) -> int:
@@ -110,12 +140,11 @@ class Release:
 
     def published_copies(self, term: str) -> int:
         """All published copies of ``term``: cluster segments plus the global bag."""
-        in_clusters = sum(c.private_terms.get(term, 0) for c in self.clusters)
-        return in_clusters + self.global_bag.get(term, 0)
+        return self.copies.get(term, 0)
 
     def private_copies(self) -> int:
         """All published private copies of the release."""
-        return sum(self.published_copies(s) for s in self.private_terms)
+        return sum(self.copies.values())
 
 
 def _int(value: Any, what: str) -> int:
