@@ -30,9 +30,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, product
 
+import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from app.analysis.reader import Release
 
@@ -183,9 +185,18 @@ def itemset_support(
             suppression=0.0,
             counterfeits_complete=complete,
         )
-    sd = math.sqrt(variance)
-    suppressed = suppression_bound(release)
-    count = term_count(release, private_term)
+    return _placement_estimate(
+        release, mean, math.sqrt(variance), with_x, term_count(release, private_term), z
+    )
+
+
+def _placement_estimate(
+    release: Release, mean: float, sd: float, with_x: int, count: Estimate, z: float
+) -> Estimate:
+    """The interval of a support under random placement: ``mean -/+ z sd``, widened by the
+    counterfeits below and suppression above, clipped to the support of X and the count."""
+    counterfeits, complete = counterfeit_bound(release)
+    suppressed = count.suppression
     high = min(mean + z * sd + suppressed, float(with_x), count.high)
     low = min(max(0.0, mean - z * sd - counterfeits), high)
     return Estimate(
@@ -198,6 +209,44 @@ def itemset_support(
         suppression=suppressed,
         counterfeits_complete=complete,
     )
+
+
+def _pair_moments(
+    release: Release, public: Sequence[str], private: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and sd of the support of every (public term, private term) pair under random
+    placement, as :func:`itemset_support` computes them one by one, as matrices.
+
+    With ``P[c, t] = m / N(C*)`` and ``K[c, s] = N(s, C*)``: mean ``P^T K`` and variance
+    ``(P (1 - P))^T W`` where ``W = K (N - K) / (N - 1)`` (0 for a cluster of one row).
+    """
+    clusters = [c for c in release.clusters if c.size > 0]
+    sizes = np.array([c.size for c in clusters], dtype=float)
+    m = np.array([[len(c.index.get(t, ())) for t in public] for c in clusters], dtype=float)
+    k = np.array([[c.n_s(s) for s in private] for c in clusters], dtype=float)
+    p = m / sizes[:, None]
+    w = np.where(
+        sizes[:, None] > 1, k * (sizes[:, None] - k) / np.maximum(sizes[:, None] - 1, 1), 0.0
+    )
+    means = p.T @ k
+    variances = (p * (1 - p)).T @ w
+    return means, np.sqrt(np.maximum(variances, 0.0))
+
+
+def _co_occurrences(release: Release, terms: Sequence[str]) -> np.ndarray:
+    """Rows holding both terms, for every pair of ``terms`` (a dense matrix)."""
+    column = {t: j for j, t in enumerate(terms)}
+    entries = [
+        (i, column[t])
+        for i, row in enumerate(row for c in release.clusters for row in c.rows)
+        for t in row
+        if t in column
+    ]
+    rows, cols = zip(*entries, strict=True) if entries else ((), ())
+    incidence = sparse.csr_matrix(
+        (np.ones(len(rows)), (rows, cols)), shape=(release.n_rows, len(terms))
+    )
+    return np.asarray((incidence.T @ incidence).todense())
 
 
 def supports_table(
@@ -248,17 +297,38 @@ def supports_table(
             add(release, [s], "private", term_count(release, s))
         for t in frequent:
             add(release, [t], "public", itemset_support(release, [t]))
-        if pairs in ("private", "all"):
-            for t in frequent:
-                for s in private:
-                    estimate = itemset_support(release, [t], s, z=z)
-                    if estimate.expected >= threshold:
-                        add(release, [t, s], "public+private", estimate)
-        if pairs in ("public", "all"):
-            for a, b in combinations(frequent, 2):
-                estimate = itemset_support(release, [a, b])
-                if estimate.expected >= threshold:
-                    add(release, [a, b], "public+public", estimate)
+        if pairs in ("private", "all") and frequent and private:
+            means, sds = _pair_moments(release, frequent, private)
+            counts = {s: term_count(release, s) for s in private}
+            for (i, t), (j, s) in product(enumerate(frequent), enumerate(private)):
+                if means[i, j] >= threshold:
+                    estimate = _placement_estimate(
+                        release,
+                        float(means[i, j]),
+                        float(sds[i, j]),
+                        public_counts[t],
+                        counts[s],
+                        z,
+                    )
+                    add(release, [t, s], "public+private", estimate)
+        if pairs in ("public", "all") and len(frequent) > 1:
+            together = _co_occurrences(release, frequent)
+            counterfeits, complete = counterfeit_bound(release)
+            row_counterfeits = counterfeits - release.global_counterfeits
+            for i, j in combinations(range(len(frequent)), 2):
+                n = int(together[i, j])
+                if n >= threshold:
+                    estimate = Estimate(
+                        expected=float(n),
+                        sd=0.0,
+                        low=float(max(0, n - row_counterfeits)),
+                        high=float(n),
+                        published=float(n),
+                        counterfeits=row_counterfeits,
+                        suppression=0.0,
+                        counterfeits_complete=complete,
+                    )
+                    add(release, [frequent[i], frequent[j]], "public+public", estimate)
     return pd.DataFrame.from_records(
         records,
         columns=[

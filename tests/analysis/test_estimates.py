@@ -69,3 +69,16 @@ def test_the_supports_table() -> None:
     assert "a flu" not in kinds  # expected 0.5 < 2
     with pytest.raises(ValueError):
         supports_table([], pairs="some")
+
+
+def test_the_table_s_pairs_equal_itemset_support_one_by_one() -> None:
+    release = parse_release(release_doc())
+    table = supports_table([release], min_support=0.01, pairs="private")
+    pairs = table[table.kind == "public+private"]
+    assert len(pairs) == 6  # a, b, c x HIV, flu, all with expected > 0.06
+    for line in pairs.itertuples():
+        t, s = str(line.itemset).split()
+        one = itemset_support(release, [t], s)
+        assert (line.expected, line.sd, line.low, line.high) == pytest.approx(
+            (one.expected, one.sd, one.low, one.high), abs=1e-4
+        )
