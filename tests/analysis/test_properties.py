@@ -59,7 +59,7 @@ def _releases(published: Published, complete: bool) -> list[Release]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_series(), st.sampled_from(["sanony", "anony"]))
+@given(small_series(), st.sampled_from(["sanony", "anony", "kanony", "scomp"]))
 def test_the_count_interval_holds_the_true_count(series: SmallSeries, method: str) -> None:
     try:
         published = _publish(series, method)
