@@ -43,6 +43,7 @@ __all__ = [
     "Estimate",
     "counterfeit_bound",
     "itemset_support",
+    "prevalence_table",
     "supports_table",
     "suppression_bound",
     "term_count",
@@ -140,6 +141,51 @@ def term_count(release: Release, term: str) -> Estimate:
         counterfeits=counterfeits,
         suppression=suppressed,
         counterfeits_complete=complete,
+    )
+
+
+def prevalence_table(releases: Sequence[Release], terms: Iterable[str]) -> pd.DataFrame:
+    """Each private term's count and prevalence per release, with their intervals.
+
+    The prevalence divides the count by the true records: at most ``n_rows``, at least
+    ``n_rows`` less the counterfeit rows (so ``low / n_rows`` and ``high / (n_rows -
+    counterfeit rows)``).
+    """
+    records = []
+    wanted = list(terms)
+    for release in releases:
+        rows, _ = counterfeit_bound(release)
+        fewest = max(1, release.n_rows - (rows - release.global_counterfeits))
+        for s in wanted:
+            e = term_count(release, s)
+            records.append(
+                (
+                    release.release_no,
+                    release.label,
+                    s,
+                    e.expected,
+                    e.low,
+                    e.high,
+                    e.expected / max(1, release.n_rows),
+                    e.low / max(1, release.n_rows),
+                    min(1.0, e.high / fewest),
+                    e.counterfeits_complete,
+                )
+            )
+    return pd.DataFrame.from_records(
+        records,
+        columns=[
+            "release_no",
+            "label",
+            "term",
+            "count",
+            "count_low",
+            "count_high",
+            "prevalence",
+            "prevalence_low",
+            "prevalence_high",
+            "counterfeits_complete",
+        ],
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 from app.analysis.estimates import (
     counterfeit_bound,
     itemset_support,
+    prevalence_table,
     supports_table,
     suppression_bound,
     term_count,
@@ -82,3 +83,13 @@ def test_the_table_s_pairs_equal_itemset_support_one_by_one() -> None:
         assert (line.expected, line.sd, line.low, line.high) == pytest.approx(
             (one.expected, one.sd, one.low, one.high), abs=1e-4
         )
+
+
+def test_the_prevalence_table() -> None:
+    release = parse_release(release_doc(counterfeit_rows=1))
+    table = prevalence_table([release], ["HIV"])
+    line = table.iloc[0]
+    assert (line["count"], line["count_low"], line["count_high"]) == (5, 4, 8)
+    assert line["prevalence"] == pytest.approx(5 / 6)
+    assert line["prevalence_low"] == pytest.approx(4 / 6)
+    assert line["prevalence_high"] == 1.0  # 8 / 5 records, clipped
