@@ -14,7 +14,7 @@ from typing import Annotated
 import sqlalchemy.exc
 import typer
 
-from app import cli_attack, cli_verify
+from app import cli_attack, cli_export, cli_verify
 from app.observability import configure_logging, logging_config
 from app.settings import get_settings
 
@@ -357,6 +357,7 @@ def _register_local_commands() -> None:
 _register_local_commands()
 cli.command("attack")(cli_attack.attack)
 cli.command("verify")(cli_verify.verify)
+cli.command("export")(cli_export.export)
 
 
 def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
