@@ -18,7 +18,7 @@ __all__ = [
 
 
 def cluster_document(cluster: PublishedCluster) -> dict[str, Any]:
-    """One published cluster: rows, private-term counts, global share, BP+FP1 counterfeits.
+    """One published cluster: rows, private-term counts, global share, its counterfeit rows.
 
     Rows stay tuples: ``json`` writes them as arrays, and a large release is not copied.
     """
@@ -51,6 +51,9 @@ def release_header(
         "population_rates": release.population_rates,
         "global_bag": release.global_bag,
         "global_counterfeits": release.global_counterfeits,
+        # Every counterfeit row of the release (issue 19: the clusters' counts are complete,
+        # FP2's and the repair's rows included); the sum of the clusters' ``counterfeits``.
+        "counterfeit_rows": sum(c.counterfeits for c in release.clusters),
     }
 
 

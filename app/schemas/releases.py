@@ -92,7 +92,10 @@ class ClusterOut(BaseModel):
     rows: list[list[str]]
     private_terms: dict[str, int]
     global_share: dict[str, int]
-    counterfeits: int
+    counterfeits: int = Field(
+        description="How many of the cluster's rows are counterfeits, every one (BP, FP1, "
+        "FP2 and the repair's), never which"
+    )
 
 
 class ReleaseOut(BaseModel):
@@ -109,6 +112,7 @@ class ReleaseOut(BaseModel):
                     "population_rates": {"HIV": 0.1667, "cancer": 0.3333},
                     "global_bag": {"herpes": 1},
                     "global_counterfeits": 0,
+                    "counterfeit_rows": 1,
                     "clusters": [
                         {
                             "cluster_id": "c1",
@@ -132,12 +136,21 @@ class ReleaseOut(BaseModel):
     population_rates: dict[str, float] = Field(
         description="Per private term s, ss(s, T^μ) of SPEC 3: every published copy of s "
         "(cluster segments and global bag, counterfeit copies included) over every "
-        "published row (counterfeit rows included). The base of the serial risk (r_th bounds "
-        "a row's lift over it), not the true prevalence; public, so a high rate discloses by "
+        "published row (counterfeit rows included), fixed after FP1 (FP2's rows come after; "
+        "a term the repair lifts has its rate raised to follow). The base of the serial risk "
+        "(r_th bounds a row's lift over it), not the true prevalence (docs/analysis.md "
+        "estimates that); public, so a high rate discloses by "
         "itself (warning disclosing_population_rate, at 0.5 or more)"
     )
     global_bag: dict[str, int]
-    global_counterfeits: int
+    global_counterfeits: int = Field(
+        description="Kanony: counterfeit copies in the global bag (copies, not rows); 0 else"
+    )
+    counterfeit_rows: int = Field(
+        description="Every counterfeit row of the release, the sum of its clusters' "
+        "counterfeits (BP, FP1, FP2 and the repair's alike); n_rows minus it is the "
+        "snapshot's row count"
+    )
     clusters: list[ClusterOut]
 
 
@@ -159,7 +172,10 @@ class ReleaseSummary(BaseModel):
     method: str
     n_rows: int
     n_clusters: int
-    counterfeits: int = Field(description="Published counterfeits: BP + FP1 rows and global bag")
+    counterfeits: int = Field(
+        description="Published counterfeits: every counterfeit row, plus Kanony's global-bag "
+        "counterfeit copies"
+    )
 
 
 class PublishResult(BaseModel):

@@ -79,6 +79,7 @@ async def test_analyst_view_has_no_private_columns(client: httpx.AsyncClient) ->
         "population_rates",
         "global_bag",
         "global_counterfeits",
+        "counterfeit_rows",
         "clusters",
     }
     for cluster in release["clusters"]:

@@ -105,6 +105,7 @@ async def test_bytes_served_are_the_release_rendering(
         "population_rates",
         "global_bag",
         "global_counterfeits",
+        "counterfeit_rows",
         "clusters",
     }
     assert all(
