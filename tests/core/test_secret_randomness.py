@@ -146,7 +146,9 @@ def test_replaying_every_public_value_finds_counterfeits_no_better_than_chance(
 def test_the_attacker_finds_every_counterfeit_once_told_the_seed() -> None:
     """The control: with a publisher seed (tests, benchmarks) the randomness is public to
     whoever learns it, and the same attack then finds them all. The seed is not printed."""
-    releases = _publish_all(_series(3), {"r_th": 3, "cluster_size": 5, "seed": 918273645, **BP_EVERYWHERE})
+    releases = _publish_all(
+        _series(3), {"r_th": 3, "cluster_size": 5, "seed": 918273645, **BP_EVERYWHERE}
+    )
     hits = guesses = 0
     for public, ledger, _ in releases:
         assert "seed" not in public["params"]
