@@ -19,6 +19,7 @@ def test_defaults_follow_the_spec() -> None:
         "anony_r_th": None,
         "max_repair_rounds": 200,
         "backward": "where_needed",
+        "global_lift": "least",
         "forward_perturbation": False,
         "align": True,
         "max_suppression": 0.01,
