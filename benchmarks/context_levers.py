@@ -87,7 +87,6 @@ def variants(plan: str, r_th: float) -> list[tuple[str, dict[str, Any]]]:
     return [
         (f"anony_r_th {r_th:g}, align false", {"anony_r_th": r_th, "align": False}),
         (f"anony_r_th {r_th:g}, cluster_size 20", {"anony_r_th": r_th, "cluster_size": 20}),
-        ("cluster_size 20", {"cluster_size": 20}),
     ]
 
 
