@@ -41,15 +41,26 @@ JUDGE = SHARED / "auditor" / "judge.py"
 DISTORTION = SHARED / "auditor" / "distortion.py"
 RESULTS = Path(__file__).resolve().parent / "results"
 INSIDE_TARGET = 0.8
-#: A diagnostic, not a parameter: publish with ``one_set_to_bag`` (the first part of ``align``)
-#: turned into a no-op, the rest of alignment kept, to measure what that rule costs.
-_DIAG = "_no_one_set_rule"
-_PATCHED = (
-    "import collections, sys; import app.core.perturbation.sanony as s; "
-    "s.one_set_to_bag = lambda *a, **k: collections.Counter(); "
-    "from app.cli import main; sys.argv = ['serialpub', *sys.argv[1:]]; main()"
-)
 PAIR_TARGET = 1.1
+#: Diagnostics, not parameters: publish with ``one_set_to_bag`` (the first part of ``align``)
+#: a no-op (``off``), or applied only to clusters where the empty non-private set (rows of
+#: private terms only) holds most rows (``empty``), the rest of alignment kept.
+_DIAG = "_one_set_rule"
+_PATCHES = {
+    "off": "s.one_set_to_bag = lambda *a, **k: collections.Counter(); ",
+    "empty": (
+        "import app.core.risk.state as st; st.ClusterState.of_one_set = property(lambda c: "
+        "2 * sum(k for r, k in c.counts.items() if not r) > max(c.n_true, 1)); "
+    ),
+}
+
+
+def _patched(which: str) -> str:
+    return (
+        "import collections, sys; import app.core.perturbation.sanony as s; "
+        + _PATCHES[which]
+        + "from app.cli import main; sys.argv = ['serialpub', *sys.argv[1:]]; main()"
+    )
 
 
 @dataclass(frozen=True)
@@ -83,11 +94,13 @@ def variants(plan: str, r_th: float) -> list[tuple[str, dict[str, Any]]]:
         ]
     if plan == "diag":
         label = f"anony_r_th {r_th:g}, no one-set rule (diagnostic)"
-        return [(label, {"anony_r_th": r_th, _DIAG: 1})]
-    return [
-        (f"anony_r_th {r_th:g}, align false", {"anony_r_th": r_th, "align": False}),
-        (f"anony_r_th {r_th:g}, cluster_size 20", {"anony_r_th": r_th, "cluster_size": 20}),
-    ]
+        return [(label, {"anony_r_th": r_th, _DIAG: "off"})]
+    if plan == "diag-empty":
+        label = f"anony_r_th {r_th:g}, one-set rule on the empty set only (diagnostic)"
+        return [(label, {"anony_r_th": r_th, _DIAG: "empty"})]
+    align = (f"anony_r_th {r_th:g}, align false", {"anony_r_th": r_th, "align": False})
+    size = (f"anony_r_th {r_th:g}, cluster_size 20", {"anony_r_th": r_th, "cluster_size": 20})
+    return {"extra": [align, size], "align": [align], "size": [size]}[plan]
 
 
 def write_inputs(series: Series, folder: Path) -> tuple[list[Path], Path]:
@@ -125,8 +138,8 @@ def publish(
 ) -> dict[str, Any]:
     params = dict(params)
     command = [str(Path(sys.executable).parent / "serialpub")]
-    if params.pop(_DIAG, None):
-        command = [sys.executable, "-c", _PATCHED]
+    if which := params.pop(_DIAG, None):
+        command = [sys.executable, "-c", _patched(which)]
     started = time.perf_counter()
     done = subprocess.run(
         [
@@ -161,6 +174,29 @@ def publish(
     }
 
 
+def extra_size(extra: dict[str, Any]) -> dict[str, Any]:
+    return {"cluster_size": extra["cluster_size"]}
+
+
+def distortion(out: Path, snapshots: list[Path], private: Path, compare: Path) -> str:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(DISTORTION),
+            str(out),
+            *map(str, snapshots),
+            "--private-file",
+            str(private),
+            "--compare",
+            str(compare),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout
+
+
 def run_series(series: Series, plan: str, sink: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="levers-") as tmp:
         folder = Path(tmp)
@@ -190,22 +226,8 @@ def run_series(series: Series, plan: str, sink: Path) -> None:
                         releases[int(m[1])]["max_risk"] = float(m[3])
                     if line.startswith("rows over r_th in the series:"):
                         judge_total = int(line.rsplit(":", 1)[1])
-                d = subprocess.run(
-                    [
-                        sys.executable,
-                        str(DISTORTION),
-                        str(out),
-                        *map(str, snapshots[:published]),
-                        "--private-file",
-                        str(private),
-                        "--compare",
-                        str(folder / "anony"),
-                    ],
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                )
-                for line in d.stdout.splitlines():
+                text = distortion(out, snapshots[:published], private, folder / "anony")
+                for line in text.splitlines():
                     if m := _DIST.match(line):
                         releases[int(m[1])].update(
                             l1=float(m[2]),
@@ -216,6 +238,15 @@ def run_series(series: Series, plan: str, sink: Path) -> None:
                             anony_inside=float(m[7]),
                             anony_pair=float(m[8]),
                         )
+            if published and "cluster_size" in extra:
+                # Anony at the same cluster size: bigger clusters keep more copies inside
+                # for Anony too, so the default-size ratio flatters the variant.
+                same = folder / f"anony-{extra['cluster_size']}"
+                if not same.exists():
+                    publish("anony", snapshots, private, {**base, **extra_size(extra)}, same)
+                for line in distortion(out, snapshots[:published], private, same).splitlines():
+                    if m := _DIST.match(line):
+                        releases[int(m[1])].update(same_inside=float(m[7]), same_pair=float(m[8]))
             record = {
                 "series": series.label,
                 "corpus": series.corpus,
@@ -251,6 +282,10 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
     rows = record["per_release"]
     inside = [_ratio(r.get("inside"), r.get("anony_inside")) for r in rows]
     pair = [_ratio(r.get("pair"), r.get("anony_pair")) for r in rows]
+    same_inside = [_ratio(r.get("inside"), r.get("same_inside")) for r in rows]
+    same_pair = [_ratio(r.get("pair"), r.get("same_pair")) for r in rows]
+    same_inside = [x for x in same_inside if x is not None]
+    same_pair = [x for x in same_pair if x is not None]
     cf = [100 * r["counterfeits"] / r["rows"] for r in rows if r.get("rows")]
     inside = [x for x in inside if x is not None]
     pair = [x for x in pair if x is not None]
@@ -269,6 +304,7 @@ def summarise(record: dict[str, Any]) -> dict[str, Any]:
         "l1_max": max((r.get("l1", 0.0) for r in rows), default=None),
         "seconds": sum(r.get("seconds", 0.0) for r in rows),
         "meets": meets,
+        "same": (min(same_inside), max(same_pair)) if same_inside and same_pair else None,
     }
 
 
@@ -299,33 +335,44 @@ def report(sink: Path, target: Path) -> None:
         "## Summary per series and variant",
         "",
         "| series | r_th | variant | published | judge over | inside S/A min | pair S/A max "
-        "| cf rows max | L1 max | publish s | meets |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| cf rows max | L1 max | publish s | meets | vs Anony at same cluster_size |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         s = summarise(r)
+        same = (
+            "-"
+            if s["same"] is None
+            else f"inside min {s['same'][0]:.2f}, pair max {s['same'][1]:.2f}"
+        )
         lines.append(
             f"| {r['series']} | {r['r_th']:g} | {r['variant']} | {r['published']}/{r['releases']}"
             f" | {r['judge_total']} | {_fmt(s['inside_min'])} | {_fmt(s['pair_max'])}"
             f" | {_fmt(s['cf_max'])}% | {_fmt(s['l1_max'], '.1f')}% | {s['seconds']:.1f}"
-            f" | {'yes' if s['meets'] else 'no'} |"
+            f" | {'yes' if s['meets'] else 'no'} | {same} |"
         )
     lines += [
         "",
         "## Per release",
         "",
         "Inside and pair: Sanony / Anony (ratio). cf: counterfeit rows beyond the snapshot, % of",
-        "the published rows (published count in brackets).",
+        "the published rows (published count in brackets). Same-size: the ratios against Anony",
+        "at the variant's `cluster_size` (inside / pair).",
         "",
         "| series | variant | rel | judge over | max risk | inside S / A (ratio) "
-        "| pair S / A (ratio) | L1 | cf rows (said) | s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| pair S / A (ratio) | L1 | cf rows (said) | s | same-size ratios |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         for row in r["per_release"]:
             inside = _ratio(row.get("inside"), row.get("anony_inside"))
             pair = _ratio(row.get("pair"), row.get("anony_pair"))
             cf = 100 * row["counterfeits"] / row["rows"] if row.get("rows") else None
+            same = "-"
+            if "same_inside" in row:
+                same_inside = _ratio(row.get("inside"), row["same_inside"])
+                same_pair = _ratio(row.get("pair"), row["same_pair"])
+                same = f"{_fmt(same_inside)} / {_fmt(same_pair)}"
             lines.append(
                 f"| {r['series']} | {r['variant']} | {row['release_no']}"
                 f" | {row.get('judge_over', '-')} | {_fmt(row.get('max_risk'), '.3f')}"
@@ -333,19 +380,21 @@ def report(sink: Path, target: Path) -> None:
                 f" ({_fmt(inside)}) | {_fmt(row.get('pair'), '.3f')} /"
                 f" {_fmt(row.get('anony_pair'), '.3f')} ({_fmt(pair)})"
                 f" | {_fmt(row.get('l1'), '.1f')}% | {_fmt(cf)}% ({row.get('cf_said', '-')})"
-                f" | {row.get('seconds', '-')} |"
+                f" | {row.get('seconds', '-')} | {same} |"
             )
         if r["failure"]:
             lines.append(
                 f"| {r['series']} | {r['variant']} | {r['published'] + 1} | refused: "
-                f"{r['failure'].replace('|', '/')} | | | | | | |"
+                f"{r['failure'].replace('|', '/')} | | | | | | | |"
             )
     target.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--plan", choices=("main", "extra", "diag"), default="main")
+    parser.add_argument(
+        "--plan", choices=("main", "extra", "align", "size", "diag"), default="main"
+    )
     parser.add_argument("--only", nargs="*", help="series labels to run (default: all)")
     parser.add_argument("--jsonl", type=Path, default=RESULTS / "context_levers.jsonl")
     parser.add_argument("--markdown", type=Path, default=RESULTS / "context_levers.md")
