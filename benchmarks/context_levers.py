@@ -393,7 +393,7 @@ def report(sink: Path, target: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
-        "--plan", choices=("main", "extra", "align", "size", "diag"), default="main"
+        "--plan", choices=("main", "extra", "align", "size", "diag", "diag-empty"), default="main"
     )
     parser.add_argument("--only", nargs="*", help="series labels to run (default: all)")
     parser.add_argument("--jsonl", type=Path, default=RESULTS / "context_levers.jsonl")
