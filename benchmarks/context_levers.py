@@ -81,6 +81,7 @@ SERIES = [
     Series("B1-whole", 1, None, 1, 0.0, 1, 8.0),
     Series("B2-whole", 2, None, 1, 0.0, 1, 8.0),
     Series("B1-s1-r4", 1, 3000, 5, 0.4, 1, 4.0),
+    Series("B2-20k-s1", 2, 20000, 5, 0.4, 1, 8.0),  # run with --only B2-20k-s1 (slow)
 ]
 
 
@@ -92,6 +93,8 @@ def variants(plan: str, r_th: float) -> list[tuple[str, dict[str, Any]]]:
             (f"anony_r_th {0.75 * r_th:g}", {"anony_r_th": 0.75 * r_th}),
             (f"anony_r_th {r_th:g} (= r_th)", {"anony_r_th": r_th}),
         ]
+    if plan == "eq":
+        return [(f"anony_r_th {r_th:g} (= r_th)", {"anony_r_th": r_th})]
     if plan == "diag":
         label = f"anony_r_th {r_th:g}, no one-set rule (diagnostic)"
         return [(label, {"anony_r_th": r_th, _DIAG: "off"})]
@@ -393,7 +396,9 @@ def report(sink: Path, target: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
-        "--plan", choices=("main", "extra", "align", "size", "diag", "diag-empty"), default="main"
+        "--plan",
+        choices=("main", "extra", "align", "size", "eq", "diag", "diag-empty"),
+        default="main",
     )
     parser.add_argument("--only", nargs="*", help="series labels to run (default: all)")
     parser.add_argument("--jsonl", type=Path, default=RESULTS / "context_levers.jsonl")
