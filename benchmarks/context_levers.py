@@ -93,6 +93,8 @@ def variants(plan: str, r_th: float) -> list[tuple[str, dict[str, Any]]]:
             (f"anony_r_th {0.75 * r_th:g}", {"anony_r_th": 0.75 * r_th}),
             (f"anony_r_th {r_th:g} (= r_th)", {"anony_r_th": r_th}),
         ]
+    if plan == "defaults":
+        return [("defaults", {})]
     if plan == "eq":
         return [(f"anony_r_th {r_th:g} (= r_th)", {"anony_r_th": r_th})]
     if plan == "diag":
@@ -397,7 +399,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "--plan",
-        choices=("main", "extra", "align", "size", "eq", "diag", "diag-empty"),
+        choices=("main", "extra", "align", "size", "defaults", "eq", "diag", "diag-empty"),
         default="main",
     )
     parser.add_argument("--only", nargs="*", help="series labels to run (default: all)")
