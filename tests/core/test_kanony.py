@@ -377,13 +377,13 @@ def test_a_refusal_names_what_lets_a_kept_term_go() -> None:
 
 
 def test_a_refusal_held_by_the_bag_does_not_name_the_budget() -> None:
-    """A hard series (test_soundness_properties' generator, trial 62; trial 30 was used until
+    """A hard series (test_soundness_properties' generator, trial 197; trial 30 was used until
     BP's global lift became the least one, issue 19, and Kanony now publishes it): Kanony's
     rows left over r_th are of s_back, whose last bag copy the invariance keeps (the previous
     release's bag held a copy that was not a bag counterfeit).
     The refusal named only r_th before, "counterfeits and suppression no longer lower these
     rows"; now it says why."""
-    series, extra = _hard_series(62)
+    series, extra = _hard_series(197)
     with pytest.raises(PublicationFailed) as failed:
         _publish_defaults(
             series.corpora,
