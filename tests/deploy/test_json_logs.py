@@ -59,7 +59,10 @@ def test_serve_logs_json_lines_without_query_strings(fmt: str) -> None:
             text=True,
         )
         try:
-            for _ in range(240):
+            # Migrations, then two workers importing the service: about a minute at a load
+            # average of 12 on two cores (seen), so the wait is by the clock, not by polls.
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline:
                 if process.poll() is not None or _get(f"http://127.0.0.1:{port}/readyz") == 200:
                     break
                 time.sleep(0.25)
