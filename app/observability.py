@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import logging.config
-import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,6 +18,7 @@ __all__ = [
     "COUNTERFEITS",
     "JOBS",
     "configure_logging",
+    "configure_structlog",
     "logger",
     "logging_config",
 ]
@@ -64,17 +64,27 @@ def _renderer(fmt: str) -> structlog.typing.Processor:
     return structlog.dev.ConsoleRenderer()
 
 
-def logging_config(level: str = "INFO", fmt: str = "console") -> dict[str, Any]:
-    """A :func:`logging.config.dictConfig` for the stdlib loggers (uvicorn's, alembic's,
-    procrastinate's, warnings): one formatter, structlog's, so that with ``json`` every line a
-    process writes is one JSON object, tracebacks included (as the ``exception`` field).
-    Passed to uvicorn as ``log_config``, so its worker processes use it as well."""
-    level = level.upper()
-    pre_chain: list[Any] = [
+def _shared_processors() -> list[structlog.typing.Processor]:
+    """What every line gets, structlog's events and stdlib records alike: the context bound
+    with :mod:`structlog.contextvars` (the job id), the level, the logger's name, the time."""
+    return [
+        structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
+
+
+def logging_config(level: str = "INFO", fmt: str = "console") -> dict[str, Any]:
+    """A :func:`logging.config.dictConfig` for the stdlib loggers (uvicorn's, SQLAlchemy's,
+    alembic's, procrastinate's, warnings): one formatter, structlog's
+    :class:`~structlog.stdlib.ProcessorFormatter`, which renders stdlib records and structlog's
+    own events (:func:`configure_logging` routes them through stdlib logging) with the same
+    processors, so that with ``json`` every line a process writes is one JSON object with the
+    same keys (``event``, ``level``, ``logger``, ``timestamp``, the bound context), tracebacks
+    included (as the ``exception`` field). Passed to uvicorn as ``log_config``, so its worker
+    processes use it as well."""
+    level = level.upper()
     handler = {
         "class": "logging.StreamHandler",
         "formatter": "structlog",
@@ -87,7 +97,9 @@ def logging_config(level: str = "INFO", fmt: str = "console") -> dict[str, Any]:
         "formatters": {
             "structlog": {
                 "()": structlog.stdlib.ProcessorFormatter,
-                "foreign_pre_chain": pre_chain,
+                # Applied to stdlib records only; structlog's events went through the same
+                # processors before they were handed to stdlib logging.
+                "foreign_pre_chain": _shared_processors(),
                 "processors": [
                     structlog.stdlib.ProcessorFormatter.remove_processors_meta,
                     structlog.processors.format_exc_info,
@@ -105,35 +117,42 @@ def logging_config(level: str = "INFO", fmt: str = "console") -> dict[str, Any]:
             "uvicorn.error": {"handlers": ["default"], "level": level, "propagate": False},
             "uvicorn.access": {"handlers": ["access"], "level": level, "propagate": False},
             "alembic": {"handlers": ["default"], "level": level, "propagate": False},
+            # SQLAlchemy's and procrastinate's records reach the root's handler. SQLAlchemy
+            # logs every statement (with its parameters) at INFO: its loggers stay at WARNING
+            # (its own default) whatever SERIALPUB_LOG_LEVEL says.
+            "sqlalchemy": {"level": "WARNING"},
         },
     }
 
 
+def configure_structlog(level: str = "INFO") -> None:
+    """structlog's events through stdlib logging, rendered by :func:`logging_config`'s
+    formatter (``ProcessorFormatter.wrap_for_formatter``)."""
+    structlog.configure(
+        processors=[
+            *_shared_processors(),
+            structlog.processors.format_exc_info,
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
+        ),
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        cache_logger_on_first_use=True,
+    )
+
+
 def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
     """structlog over stdlib logging; ``json`` for machines, ``console`` for people. The
-    stdlib loggers (uvicorn, alembic, procrastinate, warnings) go through the same renderer
-    (:func:`logging_config`)."""
+    stdlib loggers (uvicorn, SQLAlchemy, alembic, procrastinate, warnings) and structlog's
+    go through one handler and one renderer (:func:`logging_config`)."""
     global _configured
     if _configured:
         return
     _configured = True
     logging.config.dictConfig(logging_config(level, fmt))
     logging.captureWarnings(True)
-    renderer = _renderer(fmt)
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
-        ),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=True,
-    )
+    configure_structlog(level)
 
 
 def logger(name: str) -> structlog.typing.FilteringBoundLogger:

@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     #: Per process: rendered releases and risk summaries held in memory (gzip and identity
     #: bytes); a document above an eighth of it is streamed from PostgreSQL instead.
     render_cache_bytes: int = Field(256 * 1024 * 1024, alias="SERIALPUB_RENDER_CACHE_BYTES", ge=0)
+    #: Per process: rows of loaded releases (with their ledgers) a worker keeps for the next
+    #: jobs of their series; hold a series' history (about 1 GiB per 6M rows).
+    release_cache_rows: int = Field(6_000_000, alias="SERIALPUB_RELEASE_CACHE_ROWS", ge=0)
     #: Seconds a reader's key and series stay trusted without a query (0: ask every time); a
     #: revoked key can still read releases that long through other server processes.
     read_auth_cache_s: float = Field(1.0, alias="SERIALPUB_READ_AUTH_CACHE_SECONDS", ge=0)

@@ -16,6 +16,7 @@ from app.api.metrics import MetricsMiddleware
 from app.api.openapi import install_openapi
 from app.api.routes import attacks, health, jobs, keys, ledger, releases, risk, series
 from app.db.engine import Database, resolve_database_url
+from app.db.repositories.release_load import RELEASE_CACHE
 from app.observability import configure_logging, logger
 from app.runtime import Runtime, set_runtime
 from app.services.auth import configure_reader_cache, ensure_admin_token
@@ -35,6 +36,7 @@ async def start_runtime(settings: Settings) -> Runtime:
     pool_size = max(settings.db_pool_size, settings.job_concurrency + 2)
     db = Database(resolve_database_url(settings), pool_size=pool_size)
     configure_memory(settings.render_cache_bytes)
+    RELEASE_CACHE.resize(settings.release_cache_rows)
     configure_reader_cache(settings.read_auth_cache_s)
     async with db.session() as session:
         secret = await resolve_secret(session, settings.secret)

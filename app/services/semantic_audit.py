@@ -20,7 +20,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -34,6 +34,7 @@ from app.db.repositories.release_load import load_releases
 from app.db.repositories.releases import ReleaseRepository
 from app.errors import AppError, NotFound
 from app.io.compact import CompactCorpus
+from app.io.terms import PrivateMatch
 from app.observability import logger
 from app.runtime import Runtime
 from app.schemas.attacks import AttackReportOut, BackgroundOut
@@ -155,9 +156,8 @@ def _series_seed(series: Series) -> int:
 
 def _transactions(corpus: CompactCorpus, series: Series, extra: Sequence[str]) -> list[Transaction]:
     # The same terms the publication saw: private spellings folded the series' way.
-    transactions, _, _ = publication_input(
-        corpus, series.private_terms, extra, series.private_match
-    )  # type: ignore[arg-type]
+    mode = cast(PrivateMatch, series.private_match)  # the series schema admits only these
+    transactions, _, _ = publication_input(corpus, series.private_terms, extra, mode)
     return transactions
 
 

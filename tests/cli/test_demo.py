@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -148,21 +149,24 @@ def test_a_demo_interrupted_midway_stops_and_removes_its_database(signum: int) -
 def test_without_database_url_the_demo_leaves_no_files(tmp_path: Path) -> None:
     """An embedded server in a temporary directory: stopped and deleted, directory included;
     no ``.serialpub`` where it ran."""
-    here, temporary = tmp_path / "here", tmp_path / "tmp"
+    here = tmp_path / "here"
     here.mkdir()
-    temporary.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "app", "demo", "--years", "1"],
-        cwd=here,
-        env=_environment(TMPDIR=str(temporary)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert list(here.iterdir()) == []
-    assert list(temporary.glob("serialpub-demo-*")) == []
-    assert f"embedded server in {temporary}" in done.stdout
+    # A short TMPDIR: the embedded server's Unix socket path must fit in 107 bytes, and under
+    # pytest-xdist tmp_path (.../popen-gw1/test_without_database_url_the_0/) left too little.
+    with tempfile.TemporaryDirectory(prefix="sp-") as short:
+        temporary = Path(short)
+        done = subprocess.run(
+            [sys.executable, "-m", "app", "demo", "--years", "1"],
+            cwd=here,
+            env=_environment(TMPDIR=str(temporary)),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert list(here.iterdir()) == []
+        assert list(temporary.glob("serialpub-demo-*")) == []
+        assert f"embedded server in {temporary}" in done.stdout
 
 
 def test_the_help_says_where_the_demo_runs() -> None:

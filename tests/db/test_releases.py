@@ -88,6 +88,18 @@ async def test_release_cache_is_bounded() -> None:
     assert cache.get(0) is None and cache.get(2) is not None
 
 
+async def test_release_cache_bound_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.settings import Settings
+
+    monkeypatch.setenv("SERIALPUB_RELEASE_CACHE_ROWS", "8")
+    assert Settings().release_cache_rows == 8
+    cache = ReleaseCache(max_rows=20)
+    for i in range(3):
+        cache.put(i, factories.publication(i + 1).release)  # 5 rows each
+    cache.resize(Settings().release_cache_rows)  # as start_runtime does
+    assert [cache.get(i) is not None for i in range(3)] == [False, False, True]
+
+
 async def test_packed_releases_live_and_go_with_their_release() -> None:
     cache = ReleaseCache(max_rows=8)
     cache.put(0, factories.publication(1).release, packed=b"zero")

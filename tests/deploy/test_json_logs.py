@@ -59,7 +59,10 @@ def test_serve_logs_json_lines_without_query_strings(fmt: str) -> None:
             text=True,
         )
         try:
-            for _ in range(240):
+            # Migrations, then two workers importing the service: about a minute at a load
+            # average of 12 on two cores (seen), so the wait is by the clock, not by polls.
+            deadline = time.monotonic() + 240
+            while time.monotonic() < deadline:
                 if process.poll() is not None or _get(f"http://127.0.0.1:{port}/readyz") == 200:
                     break
                 time.sleep(0.25)
@@ -102,3 +105,37 @@ def test_a_traceback_is_one_json_line(capsys: pytest.CaptureFixture[str]) -> Non
     ]
     assert "ValueError: boom" in events[0]["exception"]
     assert events[1]["logger"] == "alembic.runtime.migration"
+
+
+def test_stdlib_records_and_structlog_events_are_alike(capsys: pytest.CaptureFixture[str]) -> None:
+    """A stdlib record (procrastinate's, SQLAlchemy's, uvicorn's) is one JSON line with the
+    keys of structlog's own events, the job id bound in the context included."""
+    import logging
+    import logging.config
+
+    import structlog
+
+    from app.observability import configure_structlog, logging_config
+
+    saved = structlog.get_config()
+    logging.config.dictConfig(logging_config("INFO", "json"))
+    configure_structlog("INFO")
+    try:
+        with structlog.contextvars.bound_contextvars(job_id="j-1"):
+            structlog.get_logger("serialpub.jobs").info("job started", rows=3)
+            logging.getLogger("procrastinate.worker").info("Starting job %s", "j-1")
+            logging.getLogger("sqlalchemy.pool").warning("pool %s", "overflow")
+            logging.getLogger("uvicorn.error").info("line one\nline two")
+    finally:
+        structlog.configure(**saved)
+        logging.config.dictConfig({"version": 1, "disable_existing_loggers": False})
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 4, lines
+    ours, procrastinate, sqlalchemy, uvicorn = (json.loads(line) for line in lines)
+    assert ours.pop("rows") == 3
+    keys = {"event", "level", "logger", "timestamp", "job_id"}
+    assert set(ours) == set(procrastinate) == set(sqlalchemy) == set(uvicorn) == keys
+    assert ours["logger"] == "serialpub.jobs" and ours["level"] == "info"
+    assert procrastinate == {**procrastinate, "event": "Starting job j-1", "job_id": "j-1"}
+    assert procrastinate["logger"] == "procrastinate.worker" and procrastinate["level"] == "info"
+    assert sqlalchemy["level"] == "warning" and uvicorn["event"] == "line one\nline two"

@@ -6,7 +6,6 @@ small per-process cache keyed by the release's primary key.
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -90,11 +89,7 @@ class ReleaseCache:
         if packed is not None:
             self._packed[release_id] = packed
         self._rows += release.n_rows
-        while self._rows > self.max_rows:
-            old_id, old = self._items.popitem(last=False)
-            self._ledgers.pop(old_id, None)
-            self._packed.pop(old_id, None)
-            self._rows -= old.n_rows
+        self._evict()
 
     def put_ledger(self, release_id: int, ledger: core.ReleaseLedger) -> None:
         """Keep a ledger beside its cached release (none kept for a release not cached)."""
@@ -106,6 +101,18 @@ class ReleaseCache:
         if release_id in self._items:
             self._packed[release_id] = packed
 
+    def resize(self, max_rows: int) -> None:
+        """Bound the cache to ``max_rows`` rows, evicting the least recently used releases."""
+        self.max_rows = max_rows
+        self._evict()
+
+    def _evict(self) -> None:
+        while self._rows > self.max_rows and self._items:
+            old_id, old = self._items.popitem(last=False)
+            self._ledgers.pop(old_id, None)
+            self._packed.pop(old_id, None)
+            self._rows -= old.n_rows
+
     def clear(self) -> None:
         self._items.clear()
         self._ledgers.clear()
@@ -113,7 +120,9 @@ class ReleaseCache:
         self._rows = 0
 
 
-RELEASE_CACHE = ReleaseCache(int(os.environ.get("SERIALPUB_RELEASE_CACHE_ROWS", 6_000_000)))
+#: The process's cache; its bound is ``Settings.release_cache_rows``
+#: (``SERIALPUB_RELEASE_CACHE_ROWS``), applied when the runtime starts (``start_runtime``).
+RELEASE_CACHE = ReleaseCache(6_000_000)
 
 
 async def load_releases(
