@@ -66,7 +66,11 @@ class JobOut(BaseModel):
     )
     cancel_requested: bool = Field(False, description="DELETE /v1/jobs/{id} was called")
     report: dict[str, Any] | None = Field(
-        None, description="Auditors and admins only: the mechanism's report"
+        None,
+        description="Auditors and admins only: the mechanism's report (counterfeit rows by "
+        "phase, suppressed copies, timings) and, for methods that publish rows, "
+        "private_copies: true and published copies of the private terms, their L1 "
+        "distortion, net, the terms off by more than max(3 copies, 20%) and the worst terms",
     )
     phase_seconds: dict[str, float] | None = Field(
         None,

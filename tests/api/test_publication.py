@@ -113,6 +113,10 @@ async def test_job_lifecycle_and_auditor_details(client: httpx.AsyncClient) -> N
     assert done["progress"] == 1.0 and done["finished_at"] is not None
     detailed = (await client.get(f"/v1/jobs/{job['id']}", headers=auditor)).json()
     assert detailed["report"] is not None and "store" in detailed["phase_seconds"]
+    # In copies, what analysts read (issue 19): true against published private copies.
+    copies = detailed["report"]["private_copies"]
+    assert {"true", "published", "distortion", "net", "terms_off", "worst"} <= set(copies)
+    assert copies["true"] > 0 and copies["distortion"] >= 0
     # The API's time to receive and parse the body opens the job's phases; the worker's follow.
     assert {"upload+parse", "load", "prepare", "ipc", "store"} <= set(detailed["phase_seconds"])
     assert (await client.get(f"/v1/jobs/{job['id']}", headers=analyst)).status_code == 403
