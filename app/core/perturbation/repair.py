@@ -117,11 +117,11 @@ class Repairer:
                 stalled += 1
             if round_no == max_rounds or stalled >= 2 * _STALL_ROUNDS:
                 break
-            lifted, terms = self._lift_globally(found) if self.least_lift else (0, set())
+            lifted, mended = self._lift_globally(found) if self.least_lift else (0, set())
             if lifted:
                 # The least lift for these terms at once; what it leaves is judged next round.
                 added += lifted
-                found = [v for v in found if v[2] not in terms]
+                found = [v for v in found if v[2] not in mended]
                 if not found:
                     continue
             hopeless = [v for v in found if self._hopeless(v)]
