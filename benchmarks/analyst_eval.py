@@ -42,7 +42,7 @@ from app.core.segen import choose_private_terms, segen
 from app.io.corpus import read_corpus
 from app.io.public import release_document
 from app.methods.registry import get_method
-from benchmarks.soundness import DATA, judge
+from benchmarks.soundness import DATA, JUDGE
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (label, method, extra parameters)
@@ -55,6 +55,27 @@ METHODS: tuple[tuple[str, str, dict[str, Any]], ...] = (
 SERIES = {1: (3000, 5), 2: (3876, 12)}
 MIN_SUPPORT = 5
 MIN_CONFIDENCE = 0.1
+
+
+def judge(folder: Path, timeout: float) -> int | str | None:
+    """Rows over r_th by the auditors' reference judge (None when it is not at hand, a
+    sentence when it did not finish within ``timeout`` seconds)."""
+    if not JUDGE.exists():
+        return None
+    try:
+        done = subprocess.run(
+            [sys.executable, str(JUDGE), str(folder)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return f"not finished in {timeout:.0f} s"
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    if last.startswith("rows over r_th in the series"):
+        return int(last.rsplit(":", 1)[1])
+    return None
 
 
 def publish_series(
@@ -291,6 +312,7 @@ def run(
     seed: int,
     out: Path,
     with_disassociation: bool = True,
+    judge_timeout: float = 900.0,
 ) -> dict[str, Any]:
     results: dict[str, Any] = {"series": [], "disassociation": {}}
     for corpus_no in corpora:
@@ -316,7 +338,7 @@ def run(
                 "size": size,
                 "releases_asked": releases,
                 "failure": failure,
-                "judge_rows_over": judge(folder) if snapshots else None,
+                "judge_rows_over": judge(folder, judge_timeout) if snapshots else None,
                 "publish_seconds": round(published, 1),
                 "releases": rows,
             }
@@ -499,17 +521,29 @@ def figure(results: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+NOTES = ("<!-- notes: kept when the section is rewritten -->", "<!-- end of notes -->")
+
+
 def write_section(doc: Path, section: str) -> None:
-    """Put ``section`` into ``doc`` in place of the earlier one (or before the appendices)."""
+    """Put ``section`` into ``doc`` in place of the earlier one (or before the appendices),
+    keeping the hand-written notes of the earlier one (between the ``NOTES`` markers) at the
+    head of its tables."""
     text = doc.read_text(encoding="utf-8")
     header = "## What analysts read (issue 19)"
+    notes = ""
     if header in text:
         before, rest = text.split(header, 1)
         after = rest[rest.find("\n## ") + 1 :] if "\n## " in rest else ""
+        old = rest[: len(rest) - len(after)]
+        if NOTES[0] in old and NOTES[1] in old:
+            notes = old[old.index(NOTES[0]) : old.index(NOTES[1]) + len(NOTES[1])] + "\n\n"
     else:
         anchor = "## Appendix A"
         cut = text.find(anchor) if anchor in text else len(text)
         before, after = text[:cut], text[cut:]
+    if notes:
+        cut = section.index("### Per series")
+        section = section[:cut] + notes + section[cut:]
     doc.write_text(before + section.rstrip() + "\n\n" + after, encoding="utf-8")
 
 
@@ -526,6 +560,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--doc", type=Path, default=None, help="markdown to write the section to")
     parser.add_argument("--figure", type=Path, default=None)
     parser.add_argument("--no-disassociation", action="store_true")
+    parser.add_argument("--judge-timeout", type=float, default=900.0, help="seconds a series")
     args = parser.parse_args(argv)
     sizes = dict(SERIES)
     for i, corpus_no in enumerate(args.corpora):
@@ -539,7 +574,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     load_before = " ".join(f"{x:.1f}" for x in os.getloadavg())
     started = time.perf_counter()
     results = run(
-        args.corpora, sizes, args.rep, args.r_th, args.seed, out, not args.no_disassociation
+        args.corpora,
+        sizes,
+        args.rep,
+        args.r_th,
+        args.seed,
+        out,
+        not args.no_disassociation,
+        args.judge_timeout,
     )
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analyst_eval import main
+from benchmarks.analyst_eval import NOTES, main
 from benchmarks.soundness import DATA, JUDGE
 
 pytestmark = pytest.mark.skipif(
@@ -50,6 +50,10 @@ def test_a_tiny_series_is_read_through_the_reader(tmp_path: Path) -> None:
     assert text.index("## What analysts read") < text.index("## Appendix A") < text.index("kept")
     assert "| BMS-1 | sanony |" in text
     assert (tmp_path / "f.png").stat().st_size > 1000
-    # Rewriting replaces the section instead of adding a second one.
+    # Rewriting replaces the section instead of adding a second one, keeping its notes.
+    notes = f"{NOTES[0]}\nhand-written\n{NOTES[1]}"
+    doc.write_text(text.replace("### Per series", notes + "\n\n### Per series"), "utf-8")
     main(args)
-    assert doc.read_text(encoding="utf-8").count("## What analysts read") == 1
+    text = doc.read_text(encoding="utf-8")
+    assert text.count("## What analysts read") == 1 and text.count("hand-written") == 1
+    assert text.index("hand-written") < text.index("### Per series") < text.index("kept")
