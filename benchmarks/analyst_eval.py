@@ -500,6 +500,7 @@ def figure(results: dict[str, Any], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     every = all_series(results)
     corpora = sorted({s["corpus"] for s in every})
@@ -512,6 +513,7 @@ def figure(results: dict[str, Any], path: Path) -> None:
             ax.plot(xs, [r["l1"] for r in s["releases"]], marker="o", label=s["method"])
         ax.set_title(f"BMS-WebView-{corpus_no}")
         ax.set_xlabel("release")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("copy distortion L1 (Σ|published − true| / Σ true)")
         ax.grid(alpha=0.3)
         ax.legend()
