@@ -6,10 +6,11 @@ what the release publishes:
 - **Counterfeit rows.** Each carries at most one copy of a private term s (a row holds a
   term once), so the true count of s is at least the published copies minus the counterfeit
   rows (plus the global bag's counterfeit copies, Kanony's ``global_counterfeits``). The
-  count of counterfeit rows is a release-level total when the release publishes one, else
-  the sum of the clusters' ``counterfeits``; the latter counts BP and FP1's rows only, so the
-  floor it gives is then marked ``counterfeits_complete = False`` (rows the post-condition
-  repair added are not in it and the floor may be too high).
+  count of counterfeit rows is the release-level total every release now publishes
+  (``counterfeit_rows``, issue 19). A release published before it lacks it: the sum of its
+  clusters' ``counterfeits`` is used, which then counted BP and FP1's rows only, so the floor
+  it gives is marked ``counterfeits_complete = False`` (rows the post-condition repair added
+  are not in it and the floor may be too high).
 - **Suppression** (SPEC 5, the last resort) removes copies of private terms. The copies a
   release suppresses are at most ``max_suppression`` (default 1%) of its private copies
   (``suppression_scope = "release"``), or of the series' copies so far less what earlier
@@ -82,7 +83,8 @@ class Estimate:
 def counterfeit_bound(release: Release) -> tuple[int, bool]:
     """The most copies of one private term that counterfeits may add to ``release``, and
     whether the count is complete: counterfeit rows (a release-level total when published,
-    else the clusters' BP+FP1 ``counterfeits``) plus the global bag's counterfeit copies."""
+    else the clusters' ``counterfeits``, BP and FP1's only in releases published before
+    issue 19) plus the global bag's counterfeit copies."""
     if release.counterfeit_rows_total is not None:
         rows, complete = release.counterfeit_rows_total, True
     else:

@@ -39,7 +39,8 @@ __all__ = [
 ]
 
 #: Release-level names under which a complete count of counterfeit rows may be published
-#: (the per-cluster ``counterfeits`` count only BP and FP1's rows).
+#: (every release publishes ``counterfeit_rows`` since issue 19; before it, the per-cluster
+#: ``counterfeits`` counted only BP and FP1's rows).
 RELEASE_COUNTERFEIT_FIELDS = ("counterfeit_rows", "counterfeits_total", "counterfeits")
 
 _RELEASE_FILE = re.compile(r"release-(\d+)\.json$")
