@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 
 from app.core.anonymisation.anony import AnonyResult, anonymise
 from app.core.anonymisation.clustering import partition as partition_corpus
@@ -291,22 +292,8 @@ def publish_sanony(
     refused only if that fails too; the report says which lift it kept (``global_lift``).
     """
     least = params.backward == "where_needed" and params.global_lift == "least"
-    try:
-        return _publish_sanony(
-            history,
-            corpus,
-            private_terms,
-            params,
-            progress,
-            before_rates,
-            keep_in_bag,
-            explain_kept,
-            least_lift=least,
-        )
-    except PublicationFailed:
-        if not least:
-            raise
-    return _publish_sanony(
+    attempt = partial(
+        _publish_sanony,
         history,
         corpus,
         private_terms,
@@ -315,8 +302,13 @@ def publish_sanony(
         before_rates,
         keep_in_bag,
         explain_kept,
-        least_lift=False,
     )
+    try:
+        return attempt(least_lift=least)
+    except PublicationFailed:
+        if not least:
+            raise
+    return attempt(least_lift=False)
 
 
 def _publish_sanony(
