@@ -98,6 +98,7 @@ def serve(
         port=port,
         workers=workers,
         proxy_headers=True,
+        timeout_graceful_shutdown=settings.http_shutdown_grace_s,
         log_level=settings.log_level.lower(),
         log_config=logging_config(settings.log_level, settings.log_format),
     )
