@@ -29,6 +29,7 @@ SERIAL = (
     "max_repair_rounds",
     "backward",
     "global_lift",
+    "counterfeits",
     "forward_perturbation",
     "align",
     "max_suppression",
@@ -53,6 +54,11 @@ class PublishParams:
     ``global_lift`` the copies BP where needed adds for the global composition: the least that
     keeps every row within ``r_th`` (``least``, the default) or Lemma 4's on whole releases
     (``lemma4``, a count never falls; docs/methods.md, issue 19);
+    ``counterfeits`` how counterfeit rows are drawn: ``blend`` (the default) repeats a true row
+    of the cluster that lies outside every overlap where there is one, else draws a fresh
+    row, so that counterfeits are as rare across the series as true rows are; ``fresh``
+    always draws a set no release holds (Definition 14 taken literally; docs/methods.md,
+    issue 20);
     ``forward_perturbation`` runs FP1 (off by default, docs/methods.md); ``align`` gives the
     copies that a new cluster's published cover would expose, and those of clusters of one
     repeated set, to the global bag before BP (docs/methods.md); ``max_suppression``
@@ -77,6 +83,7 @@ class PublishParams:
     anony_r_th: float | None = None
     backward: str = "where_needed"
     global_lift: str = "least"
+    counterfeits: str = "blend"
     forward_perturbation: bool = False
     align: bool = True
     max_suppression: float = 0.01
@@ -204,6 +211,7 @@ def _validate(p: PublishParams) -> None:
         "must be 'where_needed' or 'every_overlap'",
     )
     _check("global_lift", p.global_lift in ("least", "lemma4"), "must be 'least' or 'lemma4'")
+    _check("counterfeits", p.counterfeits in ("blend", "fresh"), "must be 'blend' or 'fresh'")
     _check("max_suppression", 0 <= p.max_suppression <= 1, "must be between 0 and 1")
     _check("suppression_floor", 0 <= p.suppression_floor <= 10**6, "must be between 0 and 1000000")
     _check(

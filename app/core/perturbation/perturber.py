@@ -73,7 +73,9 @@ class Perturber:
         """Global composition: rows go to their most similar cluster, copies to the bag."""
         for _ in range(rows):
             row = self.factory.make_global()
-            c = self._most_similar(row)
+            # A twin (a true row repeated) stays in its template's cluster: one cluster per set.
+            held = sorted(c for j, c in self.state.holders(row) if j == self.j)
+            c = held[0] if held else self._most_similar(row)
             self.state.add_row((self.j, c), row)
             cluster = self.release.clusters[c]
             setattr(cluster, phase, getattr(cluster, phase) + 1)

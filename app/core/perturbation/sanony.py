@@ -342,7 +342,9 @@ def _publish_sanony(
     state = SeriesState.from_published(history.releases)
     j = state.append(release_state(result, release_no))
     corpus_terms = Counter(t for c in result.clusters for row in c.rows for t in row)
-    factory = CounterfeitFactory(state, j, corpus_terms, seed, private_terms)
+    factory = CounterfeitFactory(
+        state, j, corpus_terms, seed, private_terms, twins=params.counterfeits == "blend"
+    )
     perturber = Perturber(state, j, factory)
     aligned: Counter[str] = Counter()
     if params.align:
