@@ -265,8 +265,10 @@ def detection_report(
         suspect direction (:data:`SUSPECT_SIGN`), of ``rarity`` (:func:`rarity_score`), of the
         cross-validated logistic model on :data:`FEATURES` (``logistic``) and with the counts
         column (``logistic_with_counts``), pooled over the labelled releases (folds by
-        release and cluster); ``top_k`` the :func:`top_k_precision` of ``rarity`` and
-        ``logistic_with_counts``. The pooled figures are under ``"pooled"`` in each entry.
+        release and cluster); ``rarity_in_flagged``, ``logistic_in_flagged`` the same
+        restricted to clusters that publish counterfeits (k > 0); ``top_k`` the
+        :func:`top_k_precision` of ``rarity`` and ``logistic_with_counts``; ``pooled`` the
+        logistic AUCs over every labelled release.
     """
     counts = SeriesCounts.of(releases)
     parts = [
@@ -294,6 +296,11 @@ def detection_report(
         areas["rarity"] = _auc(labels, rarity_score(features))
         areas["logistic"] = _auc(labels, plain[start:end])
         areas["logistic_with_counts"] = _auc(labels, full[start:end])
+        # Where the published counts say there is something to find: rows of clusters
+        # with k > 0 (elsewhere the counts alone clear every row).
+        flagged = features[:, len(FEATURES)] > 0
+        areas["rarity_in_flagged"] = _auc(labels[flagged], rarity_score(features[flagged]))
+        areas["logistic_in_flagged"] = _auc(labels[flagged], plain[start:end][flagged])
         report.append(
             {
                 "release_no": releases[j].release_no,
