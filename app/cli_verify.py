@@ -90,18 +90,37 @@ def _releases(documents: Sequence[dict[str, Any]]) -> list[PublishedRelease]:
     return [read_release(d) for d in documents]
 
 
-def _ledgers(path: Path | None, count: int) -> list[ReleaseLedger | None]:
+def _ledgers(path: Path | None, releases: Sequence[PublishedRelease]) -> list[ReleaseLedger | None]:
+    """publish-local's ledgers of ``releases``, each checked against its release
+    (:func:`_matches`), or ``None`` each without ``--ledger``."""
     if path is None:
-        return [None] * count
+        return [None] * len(releases)
     if not path.is_dir():
         raise typer.BadParameter(f"{path} is not a directory", param_hint="--ledger")
     ledgers: list[ReleaseLedger | None] = []
-    for number in range(1, count + 1):
-        file = path / f"ledger-{number:03d}.json"
+    for release in releases:
+        file = path / f"ledger-{release.release_no:03d}.json"
         if not file.exists():
             raise typer.BadParameter(f"{file} is missing", param_hint="--ledger")
-        ledgers.append(read_ledger(json.loads(file.read_text(encoding="utf-8")))[0])
+        ledger = read_ledger(json.loads(file.read_text(encoding="utf-8")))[0]
+        if not _matches(release, ledger):
+            raise typer.BadParameter(
+                f"{file} is not the ledger of release {release.release_no}", param_hint="--ledger"
+            )
+        ledgers.append(ledger)
     return ledgers
+
+
+def _matches(release: PublishedRelease, ledger: ReleaseLedger) -> bool:
+    """Whether ``ledger`` can be ``release``'s: as many clusters, each of the same size (its
+    individuals, one per row) and its counterfeits among its rows."""
+    if len(ledger.clusters) != len(release.clusters):
+        return False
+    pairs = zip(release.clusters, ledger.clusters, strict=True)
+    return all(
+        len(led.individuals) in (0, c.size) and all(p < c.size for p in led.counterfeit_rows)
+        for c, led in pairs
+    )
 
 
 def _frequency(
@@ -196,7 +215,7 @@ def verify(
             )
         documents = _from_directory(path)
     releases = _releases(documents)
-    ledgers = _ledgers(ledger, len(releases))
+    ledgers = _ledgers(ledger, releases)
     thresholds = [r_th if r_th is not None else float(d["params"]["r_th"]) for d in documents]
     report = []
     # One assessment per distinct threshold (a series has one unless its r_th changed).

@@ -185,3 +185,11 @@ def test_verify_reports_the_frequency_detector(tmp_path: Path) -> None:
     assert set(frequency["risk"]) == {"blind", "detector", "perfect"}
     assert [d["release_no"] for d in frequency["detection"]] == releases
     assert {"rarity", "logistic", "logistic_with_counts"} <= set(frequency["detection"][0]["auc"])
+
+
+def test_verify_refuses_a_ledger_of_another_series(tmp_path: Path) -> None:
+    out = _publish(tmp_path)
+    private = out / "private"
+    (private / "ledger-001.json").write_text((private / "ledger-003.json").read_text())
+    result = CliRunner().invoke(cli, ["verify", str(out), "--ledger", str(private)])
+    assert result.exit_code == 2 and "not the ledger of release 1" in result.output
