@@ -131,7 +131,7 @@ def row_features(
     >>> row_features([r], 0)[2].round(3).tolist()
     [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.333]
     """
-    counts = counts or SeriesCounts.of(releases)
+    counts = SeriesCounts.of(releases) if counts is None else counts
     release = releases[index]
     in_release = release.row_counts()
     out: list[list[float]] = []
