@@ -107,7 +107,8 @@ async def _audit(
     payload = await JobRepository(session).payload(job.id)
     if payload is None:
         raise AppError("the job's input is gone before its audit", code="job_input_missing")
-    background = await _background(session, series, settings, publication.release, release_id)
+    published = await _series_releases(session, series, publication.release, release_id)
+    background = await _background(session, series, settings, published)
     if background is None:
         return skipped_report("no_background_uploaded", settings, 0)
 
@@ -132,6 +133,8 @@ async def _audit(
             series_seed=_series_seed(series),
             progress=progress,
             disassociation=publication.disassociation,
+            series=published,
+            r_th=_r_th(series),
         )
 
     try:
@@ -161,12 +164,29 @@ def _transactions(corpus: CompactCorpus, series: Series, extra: Sequence[str]) -
     return transactions
 
 
+def _r_th(series: Series) -> float | None:
+    # The Anony family's threshold; a method without one gets no detector-aware risk.
+    value = getattr(effective_params(series), "r_th", None)
+    return float(value) if value is not None else None
+
+
+async def _series_releases(
+    session: AsyncSession, series: Series, release: PublishedRelease, release_id: int
+) -> list[PublishedRelease]:
+    """The series' public releases up to this one, which is last (what every analyst holds
+    once it is out): the published background and the frequency detector's counts."""
+    earlier = [m for m in await ReleaseRepository(session).list(series.id) if m.id != release_id]
+    releases = await load_releases(session, earlier)
+    # Disassociated releases publish chunks, not rows: their layouts are the background.
+    await attach_layouts(session, series.method, earlier, releases)
+    return [*releases, release]
+
+
 async def _background(
     session: AsyncSession,
     series: Series,
     settings: AuditSettings,
-    release: PublishedRelease,
-    release_id: int,
+    published: Sequence[PublishedRelease],
 ) -> list[list[str]] | None:
     """The attacker's background: the series' public rows up to this release (what every
     analyst holds once it is out), or the uploaded corpus (``None`` when there is none)."""
@@ -178,11 +198,7 @@ async def _background(
         return await asyncio.to_thread(
             lambda: [sorted(t.terms) for t in _transactions(decode_corpus(payload), series, [])]
         )
-    earlier = [m for m in await ReleaseRepository(session).list(series.id) if m.id != release_id]
-    releases = await load_releases(session, earlier)
-    # Disassociated releases publish chunks, not rows: their layouts are the background.
-    await attach_layouts(session, series.method, earlier, releases)
-    return published_background([*releases, release])
+    return published_background(published)
 
 
 async def upload_background(session: AsyncSession, series: Series, corpus: Corpus) -> BackgroundOut:
