@@ -140,24 +140,38 @@ def evaluate(series: Series, tables: Any, model: Any, seed: int) -> list[dict[st
     return out
 
 
-def run(work: Path) -> list[dict[str, Any]]:
+def run(work: Path, counterfeits: str = "blend") -> list[dict[str, Any]]:
     results = []
     for name, corpus, size, published, count, seeds in SERIES:
         loaded = {}
         for seed in seeds:
             folder = build_series(
-                corpus, size, published, seed, work / f"b{corpus}-5x{size}-s{seed}"
+                corpus,
+                size,
+                published,
+                seed,
+                work / f"b{corpus}-5x{size}-s{seed}-{counterfeits}",
+                counterfeits=counterfeits,
             )
             loaded[seed] = read_series(folder, count)
         tables = {seed: _table(s) for seed, s in loaded.items()}
         for seed in seeds:
             model = _transfer([tables[other] for other in seeds if other != seed])
             releases = evaluate(loaded[seed], tables[seed], model, seed)
-            results.append({"series": name, "seed": seed, "r_th": R_TH, "releases": releases})
+            results.append(
+                {
+                    "series": name,
+                    "seed": seed,
+                    "r_th": R_TH,
+                    "counterfeits": counterfeits,
+                    "releases": releases,
+                }
+            )
             for r in releases:
                 a = r["auc"]
                 print(
-                    f"{name} seed {seed} r{r['release_no']}: {r['counterfeits']} cf, rarity "
+                    f"{name} {counterfeits} seed {seed} r{r['release_no']}: "
+                    f"{r['counterfeits']} cf, rarity "
                     f"{a['rarity']}, logistic {a['logistic']}, +counts "
                     f"{a['logistic_with_counts']}, transfer {a['transfer']}, risk {r['risk']}",
                     flush=True,
@@ -169,9 +183,18 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--work", type=Path, default=None, help="where series are published/reused")
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument(
+        "--counterfeits",
+        nargs="+",
+        choices=("blend", "fresh"),
+        default=["blend", "fresh"],
+        help="Sanony's counterfeits parameter: each mode's series are published and scored",
+    )
     args = p.parse_args(argv)
+    results = []
     with tempfile.TemporaryDirectory() as scratch:
-        results = run(args.work or Path(scratch))
+        for mode in args.counterfeits:
+            results += run(args.work or Path(scratch), mode)
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0

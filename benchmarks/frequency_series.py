@@ -28,14 +28,21 @@ from benchmarks.soundness import DATA
 
 
 def build_series(
-    corpus_no: int, size: int, releases: int, seed: int, out: Path, r_th: float = 8.0
+    corpus_no: int,
+    size: int,
+    releases: int,
+    seed: int,
+    out: Path,
+    r_th: float = 8.0,
+    counterfeits: str = "blend",
 ) -> Path:
-    """Publish one SeGen series with Sanony into ``out`` (skipped when already there)."""
+    """Publish one SeGen series with Sanony into ``out`` (skipped when already there);
+    ``counterfeits``: Sanony's parameter (``blend``, the default, or ``fresh``)."""
     if (out / f"release-{releases:03d}.json").exists():
         return out
     corpus = read_corpus(DATA / f"bms-webview-{corpus_no}.dat")
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=seed)
-    params = parse_params("sanony", {"r_th": r_th, "seed": seed})
+    params = parse_params("sanony", {"r_th": r_th, "seed": seed, "counterfeits": counterfeits})
     history = SeriesHistory()
     (out / "private").mkdir(parents=True, exist_ok=True)
     for positions in segen(len(corpus), size, releases, 0.4, seed=seed):

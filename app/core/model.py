@@ -130,6 +130,12 @@ class PublishedRelease:
     label: str | None = None
     #: Published in place of ``clusters`` (then empty) by a method with its own layout.
     layout: PublicLayout | None = None
+    #: Every counterfeit row of the release, BP's, FP1's, FP2's and the repair's (issue 19:
+    #: every counterfeit counted in a public figure), as one release-level total. Each cluster
+    #: publishes only BP + FP1's (SPEC 3): per cluster, FP2's s̄-counterfeits would tell the
+    #: adversary how many rows to discount (issue 20). ``None`` for a release stored before
+    #: the total was kept (its readers fall back on the clusters' counts).
+    counterfeit_rows: int | None = None
 
     @property
     def n_rows(self) -> int:

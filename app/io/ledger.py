@@ -93,4 +93,5 @@ def read_release(document: Mapping[str, Any]) -> PublishedRelease:
         population_rates=dict(document["population_rates"]),
         global_counterfeits=document.get("global_counterfeits", 0),
         label=document.get("label"),
+        counterfeit_rows=document.get("counterfeit_rows"),
     )

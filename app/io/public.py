@@ -11,6 +11,7 @@ from app.core.risk.assess import ReleaseRisk
 __all__ = [
     "cluster_document",
     "layout_parts",
+    "public_counterfeit_rows",
     "release_document",
     "release_header",
     "risk_document",
@@ -51,10 +52,18 @@ def release_header(
         "population_rates": release.population_rates,
         "global_bag": release.global_bag,
         "global_counterfeits": release.global_counterfeits,
-        # Every counterfeit row of the release (issue 19: the clusters' counts are complete,
-        # FP2's and the repair's rows included); the sum of the clusters' ``counterfeits``.
-        "counterfeit_rows": sum(c.counterfeits for c in release.clusters),
+        # Every counterfeit row of the release, FP2's and the repair's included (issue 19);
+        # the clusters' ``counterfeits`` count BP + FP1's only (SPEC 3, issue 20). A release
+        # stored before the total was kept prints the sum of its clusters' counts.
+        "counterfeit_rows": public_counterfeit_rows(release),
     }
+
+
+def public_counterfeit_rows(release: PublishedRelease) -> int:
+    """The release's published count of counterfeit rows (clusters' rows, not the bag's)."""
+    if release.counterfeit_rows is not None:
+        return release.counterfeit_rows
+    return sum(c.counterfeits for c in release.clusters)
 
 
 def layout_parts(

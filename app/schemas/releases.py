@@ -93,8 +93,9 @@ class ClusterOut(BaseModel):
     private_terms: dict[str, int]
     global_share: dict[str, int]
     counterfeits: int = Field(
-        description="How many of the cluster's rows are counterfeits, every one (BP, FP1, "
-        "FP2 and the repair's), never which"
+        description="How many of the cluster's rows are BP's and FP1's counterfeits, never "
+        "which (the paper's section 3.2); FP2's and the repair's are counted only in the "
+        "release's counterfeit_rows"
     )
 
 
@@ -147,9 +148,9 @@ class ReleaseOut(BaseModel):
         description="Kanony: counterfeit copies in the global bag (copies, not rows); 0 else"
     )
     counterfeit_rows: int = Field(
-        description="Every counterfeit row of the release, the sum of its clusters' "
-        "counterfeits (BP, FP1, FP2 and the repair's alike); n_rows minus it is the "
-        "snapshot's row count"
+        description="Every counterfeit row of the release (BP, FP1, FP2 and the repair's "
+        "alike): n_rows minus it is the snapshot's row count. The clusters' counterfeits "
+        "sum to BP's and FP1's only (releases stored before this total print that sum)"
     )
     clusters: list[ClusterOut]
 

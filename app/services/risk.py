@@ -20,6 +20,7 @@ from app.db.models import Release, Series
 from app.db.repositories.releases import ReleaseRepository
 from app.db.repositories.statistics import statistics_of
 from app.errors import NotFound
+from app.io.public import public_counterfeit_rows
 from app.schemas.risk import (
     CoverEntryOut,
     HistogramBin,
@@ -114,7 +115,8 @@ def in_clear_as_of_now(series: Series, release: PublishedRelease) -> dict[str, i
 
 
 def public_counterfeits(release: PublishedRelease) -> int:
-    return sum(c.counterfeits for c in release.clusters) + release.global_counterfeits
+    """Counterfeit rows and bag counterfeits the release publishes (its total, issue 19)."""
+    return public_counterfeit_rows(release) + release.global_counterfeits
 
 
 async def counterfeits_for(

@@ -158,9 +158,12 @@ def finalise(
                 rows=[cluster.rows[i] for i in order],
                 private_counts=dict(sorted((s, k) for s, k in cluster.private_counts.items() if k)),
                 global_share=dict(sorted((s, k) for s, k in cluster.global_share.items() if k)),
-                # Every counterfeit row of the cluster, FP2's and the repair's included (issue
-                # 19): FP1's test is rechecked with these counts (publish_sanony).
-                counterfeits=cluster.n - cluster.n_true,
+                # BP + FP1's rows (SPEC 3). FP2's and the repair's are s̄-counterfeits put
+                # where rows were over r_th: counted per cluster, they told an adversary who
+                # discounts k rows per cluster which clusters to un-dilute (blind adversary:
+                # 28-96 rows over r_th on BMS-1/-2 series, 0-10 with BP + FP1's; issue 20).
+                # Every counterfeit is counted in the release's total (counterfeit_rows).
+                counterfeits=cluster.bp + cluster.fp1,
             )
         )
         ledgers.append(
@@ -178,6 +181,7 @@ def finalise(
         global_bag=dict(sorted((s, k) for s, k in release.global_bag.items() if k)),
         population_rates=dict(release.rates),
         private_terms=private_terms,
+        counterfeit_rows=sum(c.n - c.n_true for c in release.clusters),
     )
     return published, ReleaseLedger(clusters=ledgers)
 

@@ -73,9 +73,9 @@ class ClusterState:
 
     @property
     def counterfeits(self) -> int:
-        """Counterfeits the adversary is told about: every counterfeit row of the cluster
-        (section 3.2 publishes BP + FP1's; issue 19 counts FP2's and the repair's too)."""
-        return self.published_counterfeits or (self.n - self.n_true)
+        """Counterfeits the adversary is told about per cluster: BP + FP1's (section 3.2);
+        the release's total counts FP2's and the repair's too (issue 19, issue 20)."""
+        return self.published_counterfeits or (self.bp + self.fp1)
 
     @classmethod
     def from_published(cls, cluster: PublishedCluster) -> ClusterState:

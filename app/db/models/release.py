@@ -43,6 +43,8 @@ class Release(TimestampMixin, Base):
     population_rates: Mapped[dict[str, float]] = mapped_column(JSONB)
     global_bag: Mapped[dict[str, int]] = mapped_column(JSONB)
     global_counterfeits: Mapped[int] = mapped_column(Integer, default=0)
+    #: Every counterfeit row of the release (public; NULL for releases stored before 0013).
+    counterfeit_rows: Mapped[int | None] = mapped_column(Integer, nullable=True)
     job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
 
     series: Mapped[Series] = relationship(back_populates="releases", lazy="raise")
