@@ -7,6 +7,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.errors import WarningCode
 from app.schemas.jobs import JobOut
 from app.schemas.risk import RiskSummary
 from app.schemas.terms import Term, Text
@@ -213,13 +214,13 @@ class PublishResult(BaseModel):
         examples=[
             [
                 {
-                    "code": "term_folds_onto_private_term",
+                    "code": WarningCode.TERM_FOLDS_ONTO_PRIVATE_TERM,
                     "term": "hiv",
                     "private_term": "HIV",
                     "treated_as": "private",
                 },
                 {
-                    "code": "private_term_published_earlier",
+                    "code": WarningCode.PRIVATE_TERM_PUBLISHED_EARLIER,
                     "term": "mansl",
                     "releases": "1,2",
                     "rows": "3",

@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from app.core.errors import WarningCode
 from app.core.model import PublishedRelease
 from app.io.terms import PrivateMatch, PrivateMatcher
 
 __all__ = ["PUBLISHED_EARLIER", "printed_in_clear", "published_earlier_warnings", "rows_in_clear"]
 
 #: The warning's code (``PublishResult.warnings``, the job's report and ``warnings``).
-PUBLISHED_EARLIER = "private_term_published_earlier"
+PUBLISHED_EARLIER = WarningCode.PRIVATE_TERM_PUBLISHED_EARLIER
 
 
 def rows_in_clear(

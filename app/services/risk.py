@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.errors import ErrorCode
 from app.core.model import PublishedRelease
 from app.core.params import PublishParams
 from app.core.risk.assess import ReleaseRisk, assess_release
@@ -250,7 +251,7 @@ async def statistics(
         raise NotFound(
             f"series {series.name!r} uses {series.method}, which keeps no statistics file",
             {"series": series.name},
-            code="no_statistics_file",
+            code=ErrorCode.NO_STATISTICS_FILE,
         )
     from app.core.variants.wong import breach_probability
 
