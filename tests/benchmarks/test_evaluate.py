@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from app.core.model import PublishedCluster, PublishedRelease
+from app.io.corpora import BMS_WEBVIEW_1, corpora_dir, find_corpus
 from benchmarks.evaluate import main
 from benchmarks.evaluation.config import method_params
 from benchmarks.evaluation.figures import FIGURES
 from benchmarks.evaluation.utility import inv_value_terms, published_supports, relative_error
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 CORE = ("anony", "sanony", "wong")
 
 
@@ -51,10 +51,10 @@ def test_published_supports_count_rows_and_reconstruct_private_terms() -> None:
 
 
 def _corpus_args() -> tuple[list[str], bool]:
-    if (DATA / "bms-webview-1.dat").exists():
+    if find_corpus(BMS_WEBVIEW_1) is not None:
         return [
             "--data-dir",
-            str(DATA),
+            str(corpora_dir()),
             "--corpora",
             "B1",
             "--default-sz",
