@@ -1,4 +1,4 @@
-"""Benchmark of disassociation as a method (SPEC 11): time, memory and ``tlost`` per strategy.
+"""Benchmark of disassociation as a method (design.md §11): time, memory and ``tlost`` per strategy.
 
 On the published halves of the corpora of :mod:`benchmarks.attack_data` (LEE and WIKI from the
 gensim wheel, B1 BMS-WebView-1 when ``SERIALPUB_CORPORA_DIR`` has it), the first ``--limit``

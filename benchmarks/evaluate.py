@@ -1,4 +1,4 @@
-"""The evaluation of SPEC section 10 (the Sanony paper's section 4, Figures 6-9).
+"""The evaluation of design.md §10 (the Sanony paper's section 4, Figures 6-9).
 
 Serial corpora from BMS-WebView-1 (B1) and -2 (B2) with SeGen; every available method publishes
 each series; measured: rows at risk (serial risk > r_th over the whole series), counterfeit

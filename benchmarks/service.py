@@ -137,7 +137,7 @@ async def _create_series(
     client: httpx.AsyncClient, name: str, lines: list[bytes], params: dict[str, Any]
 ) -> None:
     terms = sorted({t for line in lines for t in line.decode().split()})
-    private = random.Random(7).sample(terms, max(1, len(terms) // 10))  # SPEC 10: 10% private
+    private = random.Random(7).sample(terms, max(1, len(terms) // 10))  # design.md §10: 10% private
     response = await client.post(
         "/v1/series",
         headers=ADMIN,

@@ -1,4 +1,4 @@
-"""One way to answer every error: ``{"error": {"code", "message", "details"}}`` (API.md)."""
+"""One way to answer every error: ``{"error": {"code", "message", "details"}}`` (docs/api.md)."""
 
 from __future__ import annotations
 

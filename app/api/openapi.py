@@ -3,7 +3,7 @@
 Routes that read their body after the role check (:mod:`app.api.body`) and the release
 upload declare it through ``openapi_extra``; their schemas are added here. FastAPI documents
 422 as its own ``HTTPValidationError``, which the service never answers: every 422 is the
-API.md error body, and every operation that reads a body also documents 400 (undecodable
+docs/api.md error body, and every operation that reads a body also documents 400 (undecodable
 JSON), 413 and 415. Each response and schema carries an example.
 """
 

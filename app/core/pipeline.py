@@ -1,4 +1,4 @@
-"""One entry point that publishes a corpus with any method (API.md ``method``)."""
+"""One entry point that publishes a corpus with any method (docs/api.md ``method``)."""
 
 from __future__ import annotations
 

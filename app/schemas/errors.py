@@ -1,4 +1,4 @@
-"""The error body every failure answers (API.md), with an example per status."""
+"""The error body every failure answers (docs/api.md), with an example per status."""
 
 from __future__ import annotations
 

@@ -135,7 +135,7 @@ class ReleaseOut(BaseModel):
     params: dict[str, Any]
     n_rows: int
     population_rates: dict[str, float] = Field(
-        description="Per private term s, ss(s, T^μ) of SPEC 3: every published copy of s "
+        description="Per private term s, ss(s, T^μ) of design.md §3: every published copy of s "
         "(cluster segments and global bag, counterfeit copies included) over every "
         "published row (counterfeit rows included), fixed after FP1 (FP2's rows come after; "
         "a term the repair lifts has its rate raised to follow). The base of the serial risk "

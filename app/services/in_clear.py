@@ -1,6 +1,6 @@
 """Private terms that earlier releases of a series printed in clear (review item 4).
 
-Private terms may grow with a release (API.md, ``private_terms`` of a POST). The releases
+Private terms may grow with a release (docs/api.md, ``private_terms`` of a POST). The releases
 before it published the term in their rows, as any other non-private term: those rows are
 public and stay so. From that release on the core prints it in no row (the counterfeit rows,
 which copy terms from earlier releases, included); the service tells the publisher and

@@ -173,7 +173,7 @@ async def _publish(
     flusher.cancel()
     await write_progress(runtime.db, job_id, tracker)
     release_id = await _store(session, series, job, publication, private_terms)
-    # SPEC 11: the series' semantic audit, in this transaction, before ``finish`` drops the
+    # design.md §11: the series' semantic audit, in this transaction, before ``finish`` drops the
     # raw snapshot (the ground truth).
     await audit_publication(session, runtime, series, job, publication, release_id, tracker)
     seconds = _phase_seconds(job.phase_seconds, load_seconds, compute_seconds, tracker.close())

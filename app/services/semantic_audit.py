@@ -1,4 +1,4 @@
-"""The semantic audit of a series (SPEC 11, issue 11): its background corpus, the attack each
+"""The semantic audit of a series (design.md §11, issue 11): its background corpus, the attack each
 publication job runs while the raw snapshot still exists, and the report kept for auditors.
 
 The job calls :func:`audit_publication` once, after the release is stored and before the job

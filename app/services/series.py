@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-#: The series parameter that is not a method's (SPEC 11): validated and echoed on its own.
+#: The series parameter that is not a method's (design.md §11): validated and echoed on its own.
 AUDIT_PARAM = "semantic_audit"
 
 

@@ -1,4 +1,5 @@
-"""Inv, the m-invariance baseline (app.core.variants.inv; SPEC 9, Sanony paper 4.3, Example 2)."""
+"""Inv, the m-invariance baseline (app.core.variants.inv; design.md §9, Sanony paper 4.3,
+Example 2)."""
 
 from __future__ import annotations
 
@@ -233,7 +234,7 @@ def test_random_series_are_m_invariant_and_publish_every_true_row_once(
     _check_invariance(publications)
 
 
-# --- measurement: counterfeit rates of Inv and Sanony on SeGen series (SPEC 10, Fig. 7a) --
+# --- measurement: counterfeit rates of Inv and Sanony on SeGen series (design.md §10, Fig. 7a) --
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""sComp (SPEC 8): P(E, s^d) by hand, the merge loop, and BMS-WebView-1."""
+"""sComp (design.md §8): P(E, s^d) by hand, the merge loop, and BMS-WebView-1."""
 
 from __future__ import annotations
 
