@@ -56,7 +56,11 @@ ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
 class ErrorDetail(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [ERROR_EXAMPLES[422]["error"]]})
 
-    code: str = Field(examples=[ErrorCode.INVALID_CORPUS])
+    code: ErrorCode = Field(
+        examples=[ErrorCode.INVALID_CORPUS],
+        description="Machine-readable and stable; every value is explained in docs/api.md, "
+        '"Errors"',
+    )
     message: str = Field(examples=["line 3 has no terms"])
     details: dict[str, Any] = Field(default_factory=dict, examples=[{"line": 3, "field": "terms"}])
 

@@ -37,3 +37,12 @@ def test_a_stored_code_comes_back_as_a_member() -> None:
     assert stored_code("job_cancelled", ErrorCode.PUBLICATION_FAILED) is ErrorCode.JOB_CANCELLED
     assert stored_code(None, ErrorCode.PUBLICATION_FAILED) is ErrorCode.PUBLICATION_FAILED
     assert stored_code("gone_code", ErrorCode.INTERNAL_ERROR) is ErrorCode.INTERNAL_ERROR
+
+
+def test_the_error_body_schema_enumerates_the_codes() -> None:
+    # Clients generated from /openapi.json get the codes as an enum, and schemathesis checks
+    # every answered code against it.
+    schemas = openapi_document()["components"]["schemas"]
+    assert schemas["ErrorDetail"]["properties"]["code"]["$ref"].endswith("/ErrorCode")
+    assert schemas["ErrorCode"]["enum"] == [member.value for member in ErrorCode]
+    assert schemas["ErrorCode"]["examples"] == ["invalid_corpus"]
