@@ -1,4 +1,4 @@
-"""``serialpub attack``: the semantic audit of SPEC 11 on local files, no service needed.
+"""``serialpub attack``: the semantic audit of design.md §11 on local files, no service needed.
 
     serialpub publish-local y1.dat y2.dat --private HIV,cancer --out releases/
     serialpub attack y1.dat y2.dat --published releases/ [--background world.txt]

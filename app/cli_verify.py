@@ -3,7 +3,7 @@
     serialpub verify releases/                                  # publish-local's output
     serialpub verify http://host:8000/v1/series/prison-health --key KEY
 
-Every row's serial risk (SPEC 4, formula 15) is recomputed from the public release JSON (the
+Every row's serial risk (design.md §4, formula 15) is recomputed from the public release JSON (the
 files, or ``GET …/releases/{no}`` for each release), nothing else: no ledger, no stored risk.
 Each release is judged against the ``r_th`` it prints (``--r-th`` overrides). From a series
 URL with an auditor's or admin's key, the service's own figures (``GET …/risk``) are compared

@@ -1,4 +1,7 @@
-"""Service settings: one pydantic-settings class read from the environment (API.md "Running it")."""
+"""Service settings: one pydantic-settings class read from the environment.
+
+Every variable is listed in README.md "Settings".
+"""
 
 from __future__ import annotations
 

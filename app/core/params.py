@@ -1,4 +1,4 @@
-"""Method parameters with their defaults (SPEC sections 1-9, API.md ``params``)."""
+"""Method parameters with their defaults (design.md §§1-9, docs/api.md ``params``)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ ANONY_HEADROOM = 0.375
 
 @dataclass(frozen=True, slots=True)
 class PublishParams:
-    """Every parameter of every method, with the SPEC's defaults.
+    """Every parameter of every method, with design.md's defaults.
 
     ``r_th`` risk-lift threshold (>= 1); ``anony_r_th`` the threshold Sanony's Anony step
     sanitises to (``None``: ``ANONY_HEADROOM * r_th``, at least 1; lower keeps more copies in
@@ -66,8 +66,8 @@ class PublishParams:
     ``suppression_floor`` the copies that may be suppressed whatever that share (a small
     release's 1% is 0 or 1 copy, less than one new private term needs: docs/methods.md);
     ``suppression_scope`` what ``max_suppression`` is a share of: the new release's private
-    copies (``release``, SPEC 5's reading) or, the default, the larger of that and the share of
-    the series so far, this release included, less what the earlier releases suppressed
+    copies (``release``, design.md §5.5's reading) or, the default, the larger of that and the
+    share of the series so far, this release included, less what the earlier releases suppressed
     (``series``: a release that meets many new and rising terms may use what quieter releases
     left; docs/methods.md, "Suppression budget");
     ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` a

@@ -1,4 +1,4 @@
-"""The public JSON of a release (API.md, ``GET /v1/series/{name}/releases/{no}``)."""
+"""The public JSON of a release (docs/api.md, ``GET /v1/series/{name}/releases/{no}``)."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def layout_parts(
 def release_document(
     release: PublishedRelease, series: str, method: str, params: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The analyst's view of a release; nothing private (SPEC 3)."""
+    """The analyst's view of a release; nothing private (design.md §3)."""
     if release.layout is not None:
         header, clusters = layout_parts(release, series, method, params)
         return {**header, "clusters": clusters}
@@ -110,7 +110,7 @@ def release_document(
 
 
 def risk_document(risk: ReleaseRisk) -> dict[str, Any]:
-    """The auditor's risk summary of a release (API.md risk endpoint, without perturbation)."""
+    """The auditor's risk summary of a release (docs/api.md risk endpoint, without perturbation)."""
     return {
         "release_no": risk.release_no,
         "r_th": risk.r_th,

@@ -1,4 +1,4 @@
-"""The semantic audit's report (auditors, admins) and background uploads (SPEC 11)."""
+"""The semantic audit's report (auditors, admins) and background uploads (design.md §11)."""
 
 from __future__ import annotations
 

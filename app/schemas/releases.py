@@ -7,6 +7,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.errors import WarningCode
 from app.schemas.jobs import JobOut
 from app.schemas.risk import RiskSummary
 from app.schemas.terms import Term, Text
@@ -135,7 +136,7 @@ class ReleaseOut(BaseModel):
     params: dict[str, Any]
     n_rows: int
     population_rates: dict[str, float] = Field(
-        description="Per private term s, ss(s, T^μ) of SPEC 3: every published copy of s "
+        description="Per private term s, ss(s, T^μ) of design.md §3: every published copy of s "
         "(cluster segments and global bag, counterfeit copies included) over every "
         "published row (counterfeit rows included), fixed after FP1 (FP2's rows come after; "
         "a term the repair lifts has its rate raised to follow). The base of the serial risk "
@@ -214,13 +215,13 @@ class PublishResult(BaseModel):
         examples=[
             [
                 {
-                    "code": "term_folds_onto_private_term",
+                    "code": WarningCode.TERM_FOLDS_ONTO_PRIVATE_TERM,
                     "term": "hiv",
                     "private_term": "HIV",
                     "treated_as": "private",
                 },
                 {
-                    "code": "private_term_published_earlier",
+                    "code": WarningCode.PRIVATE_TERM_PUBLISHED_EARLIER,
                     "term": "mansl",
                     "releases": "1,2",
                     "rows": "3",

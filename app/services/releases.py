@@ -1,4 +1,4 @@
-"""The public view of releases: lists, summaries and loading (SPEC section 3).
+"""The public view of releases: lists, summaries and loading (design.md §3).
 
 Their JSON and NDJSON are stored bytes: :mod:`app.services.renderings`.
 """

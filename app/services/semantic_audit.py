@@ -1,4 +1,4 @@
-"""The semantic audit of a series (SPEC 11, issue 11): its background corpus, the attack each
+"""The semantic audit of a series (design.md §11, issue 11): its background corpus, the attack each
 publication job runs while the raw snapshot still exists, and the report kept for auditors.
 
 The job calls :func:`audit_publication` once, after the release is stored and before the job
@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.attacks.release_audit import audit_report, published_background, skipped_report
 from app.core.attacks.settings import AuditSettings, parse_audit_settings
+from app.core.errors import ErrorCode
 from app.core.model import Publication, PublishedRelease, Transaction
 from app.db.models import Job, Series
 from app.db.repositories.attacks import AttackRepository
@@ -106,7 +107,7 @@ async def _audit(
     started = time.perf_counter()
     payload = await JobRepository(session).payload(job.id)
     if payload is None:
-        raise AppError("the job's input is gone before its audit", code="job_input_missing")
+        raise AppError("the job's input is gone before its audit", code=ErrorCode.JOB_INPUT_MISSING)
     published = await _series_releases(session, series, publication.release, release_id)
     background = await _background(session, series, settings, published)
     if background is None:
@@ -225,7 +226,7 @@ async def attack_report(session: AsyncSession, series: Series, release_no: int) 
         raise NotFound(
             f"no semantic audit ran for release {release_no} of {series.name!r}",
             where,
-            code="no_attack_report",
+            code=ErrorCode.NO_ATTACK_REPORT,
         )
     return AttackReportOut(
         series=series.name, release_no=release_no, created_at=kept.created_at, **kept.report

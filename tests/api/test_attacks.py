@@ -1,4 +1,4 @@
-"""The semantic audit over HTTP (SPEC 11, issue 11 item 4): the series parameter, the
+"""The semantic audit over HTTP (design.md §11, issue 11 item 4): the series parameter, the
 report the publication job keeps, who reads it, the background upload, all or nothing."""
 
 from __future__ import annotations

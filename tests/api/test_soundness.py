@@ -1,4 +1,4 @@
-"""Over HTTP: the service's risk equals the oracle's on every row (issue 8, SPEC 4).
+"""Over HTTP: the service's risk equals the oracle's on every row (issue 8, design.md §4).
 
 A hard series (a popular set in every release, private-only rows, a new and a returning term;
 ``tests/core/test_soundness_properties``) is published through the API; the releases are read

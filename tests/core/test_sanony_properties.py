@@ -1,4 +1,4 @@
-"""Sanony's guarantee on random small series, judged by the exact oracle of SPEC 4."""
+"""Sanony's guarantee on random small series, judged by the exact oracle of design.md §4."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_after_sanony_every_row_of_every_release_is_serially_preserving(
     try:
         releases = _publish(series, "sanony")
     except PublicationFailed:
-        # Allowed by SPEC 5 (the guard), and rare: see the share test below.
+        # Allowed by design.md §5 (the guard), and rare: see the share test below.
         assume(False)
     assert violations(releases, series.r_th) == []
 

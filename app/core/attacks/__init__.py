@@ -1,4 +1,4 @@
-"""Semantic attacks (SPEC 11; thesis chapters 4-5): what knowing which terms go together in
+"""Semantic attacks (design.md §11; thesis chapters 4-5): what knowing which terms go together in
 the world reveals of a release.
 
 Modules, one concept each:

@@ -1,4 +1,4 @@
-"""The audit a publication job keeps for auditors (SPEC 11): background, attack, report.
+"""The audit a publication job keeps for auditors (design.md §11): background, attack, report.
 
 :func:`~app.core.attacks.audit.audit_release` attacks and measures an Anony-style release,
 :func:`~app.core.attacks.chunk_audit.audit_disassociation` a disassociated one (against the
@@ -86,7 +86,7 @@ def untraceable(corpus: Sequence[Transaction]) -> str | None:
 
 def holds_for(method: str, private_terms: frozenset[str]) -> Holds:
     """Whether a raw transaction holds a published private value: Inv publishes one value per
-    private set (SPEC 9), the other methods publish the terms."""
+    private set (design.md §9), the other methods publish the terms."""
     if method != "inv":
         return holds_term
     from app.core.variants.inv import sensitive_value

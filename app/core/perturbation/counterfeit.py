@@ -5,7 +5,7 @@ non-private terms, and which is identical to no row of the cluster. When the clu
 give one, the corpus' non-private terms are sampled, then the whole series'.
 
 Decision (issue 11, item 5): *how* the sample is drawn follows the true rows, so that the
-semantic adversary (SPEC 11) cannot tell counterfeits from true rows by their size or by how
+semantic adversary (design.md §11) cannot tell counterfeits from true rows by their size or by how
 well their terms go together (``docs/attacks.md``, "Counterfeits that cannot be told apart").
 
 - **Size.** Definition 14 asks for the minimal number of terms. Taken literally it gives rows
@@ -35,7 +35,7 @@ well their terms go together (``docs/attacks.md``, "Counterfeits that cannot be 
 
 Decision (review item 4): no counterfeit prints a private term of the release, in any
 spelling. The rows of earlier releases (co-occurrence, the series' terms) may hold a term in
-clear that became private later (``private_terms`` grow with a release, SPEC 1): the factory
+clear that became private later (``private_terms`` grow with a release, design.md §1): the factory
 sees those rows without it, and without any term that folds onto a private one (NFKC case fold,
 :mod:`app.core.spelling`; under ``private_match = "casefold"`` ``hiv`` *is* ``HIV``). The
 release's own rows come split and spelled by the current private terms already. Before, a
@@ -618,7 +618,7 @@ class CounterfeitFactory:
             quiet = quiet or local
             minimal = minimal or valid
         # Next best: a set no other cluster of this release holds, so that the release keeps
-        # every copy of a set in one cluster (SPEC 5) and the counterfeit links no new pair.
+        # every copy of a set in one cluster (design.md §5) and the counterfeit links no new pair.
         if quiet is not None:
             return quiet
         if minimal is not None:

@@ -1,4 +1,4 @@
-"""Backward and forward perturbation with counterfeits: BP, FP1, FP2 (SPEC 5; section 3).
+"""Backward and forward perturbation with counterfeits: BP, FP1, FP2 (design.md §5; section 3).
 
 All three act on the new release (position ``j`` of a :class:`SeriesState`), never on a
 published one. Counterfeit rows carry copies of private terms (s-counterfeits) or none
@@ -137,7 +137,7 @@ class Perturber:
         """BP applied only to the (published cluster, term) pairs whose rows the new release
         puts over ``r_th`` (exact posterior, formula 12), with Lemma 4's full counts there.
 
-        Decision (SPEC 5): Lemma 4 on every overlap balances ranges that give the adversary
+        Decision (design.md §5): Lemma 4 on every overlap balances ranges that give the adversary
         less than ``r_th`` anyway; a published cluster that Anony left below ``r_th`` absorbs
         a small lift. The checked post-condition still judges every row.
         """

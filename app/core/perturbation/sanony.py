@@ -1,4 +1,4 @@
-"""Sanony: Anony, then BP, FP1, FP2 and a checked post-condition (SPEC 5; Algorithm 1).
+"""Sanony: Anony, then BP, FP1, FP2 and a checked post-condition (design.md §5; Algorithm 1).
 
 The post-condition (Theorem 1) is checked, not assumed: after FP2 the serial risk of every row
 of every release is computed against the whole series including the new release. Rows still
@@ -68,11 +68,11 @@ def anonymise_corpus(
     release_no: int,
     published: Sequence[PublishedRelease] | None = None,
 ) -> tuple[AnonyResult, list[list[int]]]:
-    """Clustering (or the client's partition) and Anony for one corpus (SPEC 2).
+    """Clustering (or the client's partition) and Anony for one corpus (design.md §2).
 
     With ``published`` (Sanony, Kanony) the clustering keeps every copy of a set in one cluster
-    and continues the published lineages (:mod:`app.core.anonymisation.lineage`, SPEC 5);
-    without it (the Anony baseline) it is SPEC 2.1's frequency-ordered runs.
+    and continues the published lineages (:mod:`app.core.anonymisation.lineage`, design.md §5);
+    without it (the Anony baseline) it is design.md §2.1's frequency-ordered runs.
     """
     rows, private_sets = _split_rows(corpus, private_terms)
     if published is None or (corpus and corpus[0].cluster is not None):
@@ -248,7 +248,7 @@ def publish_anony(
     params: PublishParams,
     progress: ProgressCallback | None = None,
 ) -> Publication:
-    """Anony only, no serial protection (the baseline of SPEC 9)."""
+    """Anony only, no serial protection (the baseline of design.md §9)."""
     report = Progress(progress)
     report("anony")
     release_no = history.next_release_no
@@ -286,7 +286,7 @@ def publish_sanony(
     ``before_rates`` runs after FP1 and before ``ss(s, T^μ)`` is fixed, so that what it adds
     is counted in the published rates and judged by FP2 and the checked post-condition.
     ``keep_in_bag``: copies per term the global bag must keep whatever is suppressed, read
-    after ``before_rates`` ran (which may fill it: Kanony's invariant bag, SPEC 7);
+    after ``before_rates`` ran (which may fill it: Kanony's invariant bag, design.md §7);
     ``explain_kept``: what lets such terms go, for a refusal's hint (:class:`Repairer`).
 
     BP where needed lifts the counts of private terms by the least the global composition
