@@ -132,7 +132,7 @@ class PublishedRelease:
     layout: PublicLayout | None = None
     #: Every counterfeit row of the release, BP's, FP1's, FP2's and the repair's (issue 19:
     #: every counterfeit counted in a public figure), as one release-level total. Each cluster
-    #: publishes only BP + FP1's (SPEC 3): per cluster, FP2's s̄-counterfeits would tell the
+    #: publishes only BP + FP1's (design.md §3): per cluster, FP2's s̄-counterfeits would tell the
     #: adversary how many rows to discount (issue 20). ``None`` for a release stored before
     #: the total was kept (its readers fall back on the clusters' counts).
     counterfeit_rows: int | None = None

@@ -53,7 +53,7 @@ def release_header(
         "global_bag": release.global_bag,
         "global_counterfeits": release.global_counterfeits,
         # Every counterfeit row of the release, FP2's and the repair's included (issue 19);
-        # the clusters' ``counterfeits`` count BP + FP1's only (SPEC 3, issue 20). A release
+        # the clusters' ``counterfeits`` count BP + FP1's only (design.md §3, issue 20). A release
         # stored before the total was kept prints the sum of its clusters' counts.
         "counterfeit_rows": public_counterfeit_rows(release),
     }

@@ -1,6 +1,6 @@
 """counterfeit total: a release-level count of every counterfeit row
 
-Issue 20: each cluster again publishes BP + FP1's counterfeits only (SPEC 3); FP2's and the
+Issue 20: each cluster again publishes BP + FP1's counterfeits only (design.md §3); FP2's and the
 repair's s̄-counterfeits, counted per cluster since issue 19, told an adversary who discounts k
 rows per cluster which clusters to un-dilute. Every counterfeit row stays counted in one public
 figure, the release's total, kept here. Releases stored before keep NULL and print, as they did,

@@ -175,7 +175,7 @@ async def test_ledger_flags_the_counterfeits_for_auditors_only(
             assert book["cluster_id"] == cluster["cluster_id"]
             assert len(book["counterfeit"]) == len(cluster["rows"])
             assert sum(book["counterfeit"]) == book["bp"] + book["fp1"] + book["fp2"]
-            # Per cluster BP + FP1's (SPEC 3); every counterfeit row in the total (issue 20).
+            # Per cluster BP + FP1's (design.md §3); every counterfeit row in the total (issue 20).
             assert cluster["counterfeits"] == book["bp"] + book["fp1"]
             total += sum(book["counterfeit"])
         books = ledger.json()["clusters"]

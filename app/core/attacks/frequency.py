@@ -1,6 +1,6 @@
 """Counterfeits that stand out by frequency (issue 20): features of public rows, and AUCs.
 
-A counterfeit row (SPEC 5, Definition 14) is a fresh sample of its cluster's terms, not
+A counterfeit row (design.md §5, Definition 14) is a fresh sample of its cluster's terms, not
 identical to any row of its cluster. It therefore tends to carry a non-private set that no
 other row of the series carries, and term pairs that rarely go together. Meaning plays no
 part (the semantic detectors of :mod:`~app.core.attacks.anony_measures` see ~0.5): counting
@@ -52,7 +52,7 @@ FEATURES: tuple[str, ...] = (
     "npmi_min",  # lowest NPMI of those pairs
     "log_rarest_term",  # rows of the series holding the row's rarest term
 )
-#: The "with counts" column: the cluster's published counterfeits over its size (SPEC 3).
+#: The "with counts" column: the cluster's published counterfeits over its size (design.md §3).
 COUNTS_FEATURE = "counterfeit_share"
 #: Which way each column points to a counterfeit: -1 low = suspect, +1 high = suspect.
 SUSPECT_SIGN: dict[str, int] = {

@@ -1,7 +1,7 @@
 """Serial risk under an adversary who discounts rows by a counterfeit detector (issue 20).
 
-The paper's adversary (SPEC 4) treats every published row alike. Each cluster publishes how
-many of its rows are counterfeits (``k``, SPEC 3); an adversary with a detector removes, in
+The paper's adversary (design.md §4) treats every published row alike. Each cluster publishes how
+many of its rows are counterfeits (``k``, design.md §3); an adversary with a detector removes, in
 every cluster, the ``k`` rows the detector finds most suspect, keeps the cluster's private
 counts (capped so that ``N(s, C*)`` fits the smaller cluster: the conservative reading in
 which the removed rows were s̄-counterfeits) and runs the paper's serial risk

@@ -231,7 +231,7 @@ class CounterfeitFactory:
         against the paper's full adversary (formula 15, z taken both ways where a cluster
         holds a set more often than an overlap does) and BP, FP2 and the repair add rows
         until it holds. A twin is never taken where another cluster of the release holds
-        the set: every copy of a set stays in one cluster (SPEC 5).
+        the set: every copy of a set stays in one cluster (design.md §5).
         """
         if not self._twins or not templates:
             return None

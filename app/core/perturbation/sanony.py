@@ -158,7 +158,7 @@ def finalise(
                 rows=[cluster.rows[i] for i in order],
                 private_counts=dict(sorted((s, k) for s, k in cluster.private_counts.items() if k)),
                 global_share=dict(sorted((s, k) for s, k in cluster.global_share.items() if k)),
-                # BP + FP1's rows (SPEC 3). FP2's and the repair's are s̄-counterfeits put
+                # BP + FP1's rows (design.md §3). FP2's and the repair's are s̄-counterfeits put
                 # where rows were over r_th: counted per cluster, they told an adversary who
                 # discounts k rows per cluster which clusters to un-dilute (blind adversary:
                 # 28-96 rows over r_th on BMS-1/-2 series, 0-10 with BP + FP1's; issue 20).
