@@ -106,6 +106,30 @@ def test_a_twin_never_repeats_a_set_another_cluster_of_the_release_holds() -> No
     assert twins  # twins are made where they may be
 
 
+def test_a_twin_leaves_every_overlap_as_it_is() -> None:
+    # Release 1 holds ("b", "c") three times, the new cluster twice: one more would join the
+    # overlap (min(2, 3) -> min(3, 3)). ("d", "e") is held by no other release: its twins are
+    # free. Lemma 4 asks a counterfeit to leave N(O) as it is.
+    old = [("b", "c")] * 3 + [("a",)]
+    state = _state([[("b", "c"), ("b", "c"), ("d", "e"), ("d", "e")]], old)
+    terms = Counter(dict.fromkeys("abcdefghijklmnop", 2))
+    factory = CounterfeitFactory(state, 1, terms, seed=11)
+    cluster = state.releases[1].clusters[0]
+
+    def overlap() -> int:
+        mine, theirs = Counter(cluster.rows), Counter(state.releases[0].clusters[0].rows)
+        return sum(min(k, theirs[row]) for row, k in mine.items())
+
+    twins = 0
+    for _ in range(30):
+        row = factory.make(0, cluster)
+        assert row != ("b", "c")
+        twins += row == ("d", "e")
+        state.add_row((1, 0), row)
+        assert overlap() == 2
+    assert twins
+
+
 def test_fresh_mode_never_repeats_a_row_of_the_cluster() -> None:
     state = _state([[("a",), ("b", "c"), ("b", "c")]], [("a",), ("b", "c")])
     factory = CounterfeitFactory(state, 1, Counter({"a": 1, "b": 2, "c": 2}), seed=4, twins=False)
