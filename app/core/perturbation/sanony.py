@@ -407,6 +407,7 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
                 "merge": merge,
                 "clusters": report.get("clusters"),
                 "published": True,
+                "suppressed": _per_term(report.get("suppressed")),
             }
         )
         report["escalation"] = {
@@ -436,19 +437,24 @@ def _int(value: object, default: int) -> int:
 
 
 def _step(step: str, merge: int, clusters: int, failed: PublicationFailed) -> dict[str, object]:
-    """A step of the ladder that was refused, with what its repair left."""
+    """A step of the ladder that was refused, with what its repair left: the rows over r_th,
+    the terms at fault and the copies it suppressed, per term."""
     return {
         "step": step,
         "merge": merge,
         "clusters": clusters,
         "published": False,
         "rows_over_threshold": failed.details.get("rows_over_threshold"),
-        "suppressed": sum(_int(k, 0) for k in _counts(failed.details.get("suppressed"))),
+        "terms": failed.details.get("terms", []),
+        "suppressed": _per_term(failed.details.get("suppressed")),
     }
 
 
-def _counts(value: object) -> list[object]:
-    return list(value.values()) if isinstance(value, Mapping) else []
+def _per_term(counts: object) -> dict[str, object]:
+    """Copies per term, sorted, from a report's or a refusal's ``suppressed``."""
+    return (
+        dict(sorted((str(s), k) for s, k in counts.items())) if isinstance(counts, Mapping) else {}
+    )
 
 
 def _publish_sanony(
