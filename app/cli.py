@@ -1,4 +1,7 @@
-"""The ``serialpub`` command line (API.md "Running it"). It calls the same services as the API."""
+"""The ``serialpub`` command line (README.md "Command line").
+
+It calls the same services as the API.
+"""
 
 from __future__ import annotations
 
@@ -304,7 +307,7 @@ def demo(years: Annotated[int, typer.Option(min=1, max=10)] = 3) -> None:
 
 @cli.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def bench(ctx: typer.Context) -> None:
-    """Run the evaluation of SPEC section 10 (``benchmarks.evaluate``), from the repository."""
+    """Run the evaluation of design.md §10 (``benchmarks.evaluate``), from the repository."""
     # The harness lives beside the package, not in it: an installed console script does not
     # have the repository on sys.path, so look for it from here up to the package's checkout.
     for root in (Path.cwd(), Path(__file__).resolve().parents[1]):

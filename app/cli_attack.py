@@ -1,4 +1,4 @@
-"""``serialpub attack``: the semantic audit of SPEC 11 on local files, no service needed.
+"""``serialpub attack``: the semantic audit of design.md §11 on local files, no service needed.
 
     serialpub publish-local y1.dat y2.dat --private HIV,cancer --out releases/
     serialpub attack y1.dat y2.dat --published releases/ [--background world.txt]
@@ -7,7 +7,8 @@ The raw files are the snapshots ``publish-local`` published, in the same order; 
 directory is its output (``release-001.json``, ... and the ledgers under ``private/``). Each
 release is attacked as a publication job would (:func:`app.core.attacks.audit_report`, the
 same settings as the series parameter ``semantic_audit``) and the reports are printed as
-JSON on stdout; progress goes to stderr.
+JSON on stdout; progress goes to stderr. Each report carries the frequency detector's
+section (``frequency``, issue 20) over the releases up to it, scored against their ledgers.
 """
 
 from __future__ import annotations
@@ -101,6 +102,12 @@ def _disassociated(
     return release, again.disassociation
 
 
+def _r_th(document: dict[str, Any]) -> float | None:
+    """The release's own threshold, for the frequency detector's discounted risk."""
+    value = document.get("params", {}).get("r_th")
+    return float(value) if value is not None else None
+
+
 def attack(
     raw: Annotated[list[Path], typer.Argument(help="raw snapshots, oldest first", exists=True)],
     published: Annotated[
@@ -133,6 +140,7 @@ def attack(
     if background is not None:
         uploaded = [sorted(t.terms) for t in read_corpus(background)]
     releases: list[PublishedRelease] = []
+    ledgers: list[ReleaseLedger | None] = []
     reports = []
     for path, (document, ledger, private_terms) in zip(raw, loaded, strict=True):
         corpus = read_corpus(path)
@@ -144,6 +152,7 @@ def attack(
             release = read_release(document)
         release.private_terms = private_terms
         releases.append(release)
+        ledgers.append(ledger)
         known = uploaded if uploaded is not None else published_background(releases)
 
         def show(phase: str, fraction: float, name: str = path.name) -> None:
@@ -159,6 +168,9 @@ def attack(
             series_seed=int(document.get("params", {}).get("seed") or 0),
             progress=show,
             disassociation=truth,
+            series=None if truth is not None else releases,
+            series_ledgers=ledgers,
+            r_th=_r_th(document),
         )
         typer.echo(
             f"\r{path.name}: {report['status']}, {report.get('seconds', 0) or 0:.2f} s" + " " * 12,

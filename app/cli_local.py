@@ -5,7 +5,7 @@
 
 Each corpus is a FIMI text file (one transaction a line, terms separated by white space) or
 a JSON file (a list of transactions, ``{"terms": [...], "individual"?, "cluster"?}``). Each
-release is written as the public JSON of API.md (``release-001.json``, ...); ``risk.json``
+release is written as the public JSON of docs/api.md (``release-001.json``, ...); ``risk.json``
 holds the serial risk of every release once the whole series is out, and ``report.json``
 what each publication did (counterfeits by phase, timings). ``private/ledger-001.json``, ...
 are the ledgers (counterfeit rows, individuals, and the secret each release's random choices

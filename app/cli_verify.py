@@ -3,11 +3,18 @@
     serialpub verify releases/                                  # publish-local's output
     serialpub verify http://host:8000/v1/series/prison-health --key KEY
 
-Every row's serial risk (SPEC 4, formula 15) is recomputed from the public release JSON (the
+Every row's serial risk (design.md §4, formula 15) is recomputed from the public release JSON (the
 files, or ``GET …/releases/{no}`` for each release), nothing else: no ledger, no stored risk.
 Each release is judged against the ``r_th`` it prints (``--r-th`` overrides). From a series
 URL with an auditor's or admin's key, the service's own figures (``GET …/risk``) are compared
 with the recomputation, release by release.
+
+Beside it, the frequency detector (issue 20, docs/attacks.md): the serial risk under an
+adversary who, in each cluster, discounts the published number of counterfeits by taking
+out the rows rarest across the series (``detector``), beside ``k`` random rows (``blind``);
+it needs no label. With ``--ledger`` (publish-local's ``private/``) it also reports each
+release's counterfeit-detection AUC and the ``perfect`` detector. These figures are printed;
+they do not change the exit status.
 
 Exit status: 0 when every row is within ``r_th`` (and the service agrees), 1 on a breach,
 3 when the service's figures disagree with the recomputation, 2 on bad input.
@@ -25,9 +32,9 @@ from typing import Annotated, Any
 
 import typer
 
-from app.core.model import PublishedRelease
+from app.core.model import PublishedRelease, ReleaseLedger
 from app.core.risk.assess import assess_series
-from app.io.ledger import read_release
+from app.io.ledger import read_ledger, read_release
 
 __all__ = ["verify"]
 
@@ -83,6 +90,70 @@ def _releases(documents: Sequence[dict[str, Any]]) -> list[PublishedRelease]:
     return [read_release(d) for d in documents]
 
 
+def _ledgers(path: Path | None, releases: Sequence[PublishedRelease]) -> list[ReleaseLedger | None]:
+    """publish-local's ledgers of ``releases``, each checked against its release
+    (:func:`_matches`), or ``None`` each without ``--ledger``."""
+    if path is None:
+        return [None] * len(releases)
+    if not path.is_dir():
+        raise typer.BadParameter(f"{path} is not a directory", param_hint="--ledger")
+    ledgers: list[ReleaseLedger | None] = []
+    for release in releases:
+        file = path / f"ledger-{release.release_no:03d}.json"
+        if not file.exists():
+            raise typer.BadParameter(f"{file} is missing", param_hint="--ledger")
+        ledger = read_ledger(json.loads(file.read_text(encoding="utf-8")))[0]
+        if not _matches(release, ledger):
+            raise typer.BadParameter(
+                f"{file} is not the ledger of release {release.release_no}", param_hint="--ledger"
+            )
+        ledgers.append(ledger)
+    return ledgers
+
+
+def _matches(release: PublishedRelease, ledger: ReleaseLedger) -> bool:
+    """Whether ``ledger`` can be ``release``'s: as many clusters, each of the same size (its
+    individuals, one per row) and its counterfeits among its rows."""
+    if len(ledger.clusters) != len(release.clusters):
+        return False
+    pairs = zip(release.clusters, ledger.clusters, strict=True)
+    return all(
+        len(led.individuals) in (0, c.size) and all(p < c.size for p in led.counterfeit_rows)
+        for c, led in pairs
+    )
+
+
+def _frequency(
+    releases: Sequence[PublishedRelease], ledgers: Sequence[ReleaseLedger | None], r_th: float
+) -> dict[str, Any]:
+    # Imported here: sklearn loads only when a verification runs.
+    from app.core.attacks.frequency_risk import frequency_audit
+
+    return frequency_audit(releases, ledgers, r_th, seed=0)
+
+
+def _echo_frequency(frequency: dict[str, Any]) -> None:
+    for name, risks in frequency.get("risk", {}).items():
+        line = ", ".join(
+            f"r{r['release_no']} {r['rows_over_threshold']} over (max {r['max_serial_risk']:.2f})"
+            for r in risks
+        )
+        typer.echo(f"discounted by {name}: {line}", err=True)
+    for d in frequency["detection"]:
+        if d["counterfeits"]:
+            auc = d["auc"]
+            typer.echo(
+                f"release {d['release_no']}: counterfeit AUC rarity {_num(auc['rarity'])}, "
+                f"logistic {_num(auc['logistic'])}, with counts "
+                f"{_num(auc['logistic_with_counts'])} ({d['counterfeits']} counterfeits)",
+                err=True,
+            )
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
 def _disagreements(ours: Sequence[dict[str, Any]], theirs: Sequence[dict[str, Any]]) -> list[str]:
     found = []
     by_no = {r["release_no"]: r for r in theirs}
@@ -124,6 +195,13 @@ def verify(
         float | None,
         typer.Option("--r-th", help="judge against this threshold instead of each release's own"),
     ] = None,
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            help="private ledgers (ledger-001.json, ...: publish-local's private/) to score "
+            "the counterfeit detector against"
+        ),
+    ] = None,
 ) -> None:
     """Recompute every row's serial risk from public releases; exit 1 on a breach."""
     service_risk = None
@@ -137,6 +215,7 @@ def verify(
             )
         documents = _from_directory(path)
     releases = _releases(documents)
+    ledgers = _ledgers(ledger, releases)
     thresholds = [r_th if r_th is not None else float(d["params"]["r_th"]) for d in documents]
     report = []
     # One assessment per distinct threshold (a series has one unless its r_th changed).
@@ -156,6 +235,8 @@ def verify(
     report.sort(key=lambda r: r["release_no"])
     breaches = sum(r["rows_over_threshold"] for r in report)
     disagreements = _disagreements(report, service_risk) if service_risk is not None else []
+    # The detector-aware risk against the latest release's threshold (a series has one).
+    frequency = _frequency(releases, ledgers, thresholds[-1])
     typer.echo(
         json.dumps(
             {
@@ -163,6 +244,7 @@ def verify(
                 "rows_over_threshold": breaches,
                 "service_compared": service_risk is not None,
                 "disagreements": disagreements,
+                "frequency": frequency,
             },
             indent=2,
         )
@@ -174,6 +256,7 @@ def verify(
             "over",
             err=True,
         )
+    _echo_frequency(frequency)
     for line in disagreements:
         typer.echo(f"disagreement: {line}", err=True)
     if disagreements:

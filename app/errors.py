@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from app.core.errors import CoreError, InvalidCorpus, InvalidParameter, PublicationFailed
+from app.core.errors import (
+    CoreError,
+    ErrorCode,
+    InvalidCorpus,
+    InvalidParameter,
+    PublicationFailed,
+)
 
 __all__ = [
     "AppError",
@@ -21,6 +27,7 @@ __all__ = [
     "UnsupportedMediaType",
     "Unprocessable",
     "from_core",
+    "stored_code",
 ]
 
 
@@ -28,10 +35,10 @@ class AppError(Exception):
     """Base of every error answered on purpose: ``{"error": {code, message, details}}``."""
 
     status_code: ClassVar[int] = 500
-    code: str = "internal_error"
+    code: ErrorCode = ErrorCode.INTERNAL_ERROR
 
     def __init__(
-        self, message: str, details: dict[str, Any] | None = None, *, code: str | None = None
+        self, message: str, details: dict[str, Any] | None = None, *, code: ErrorCode | None = None
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -45,42 +52,42 @@ class AppError(Exception):
 
 class BadRequest(AppError):
     status_code = 400
-    code = "bad_request"
+    code = ErrorCode.BAD_REQUEST
 
 
 class Unauthorized(AppError):
     status_code = 401
-    code = "unauthorized"
+    code = ErrorCode.UNAUTHORIZED
 
 
 class Forbidden(AppError):
     status_code = 403
-    code = "forbidden"
+    code = ErrorCode.FORBIDDEN
 
 
 class NotFound(AppError):
     status_code = 404
-    code = "not_found"
+    code = ErrorCode.NOT_FOUND
 
 
 class Conflict(AppError):
     status_code = 409
-    code = "conflict"
+    code = ErrorCode.CONFLICT
 
 
 class PayloadTooLarge(AppError):
     status_code = 413
-    code = "payload_too_large"
+    code = ErrorCode.PAYLOAD_TOO_LARGE
 
 
 class UnsupportedMediaType(AppError):
     status_code = 415
-    code = "unsupported_media_type"
+    code = ErrorCode.UNSUPPORTED_MEDIA_TYPE
 
 
 class Unprocessable(AppError):
     status_code = 422
-    code = "unprocessable"
+    code = ErrorCode.UNPROCESSABLE
 
 
 _CORE_STATUS: dict[type[CoreError], type[AppError]] = {
@@ -96,3 +103,15 @@ def from_core(error: CoreError) -> AppError:
         (app for core, app in _CORE_STATUS.items() if isinstance(error, core)), Unprocessable
     )
     return family(error.message, dict(error.details), code=error.code)
+
+
+def stored_code(value: object, default: ErrorCode) -> ErrorCode:
+    """The code a stored error body names (a job's ``error``), ``default`` when it names none.
+
+    A stored body is JSON, so its code comes back as a plain string; an unknown one (written
+    by a release of the service that knew more codes) falls back to ``default``.
+    """
+    try:
+        return ErrorCode(str(value))
+    except ValueError:
+        return default

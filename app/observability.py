@@ -40,7 +40,7 @@ COUNTERFEITS = Counter(
 JOBS = Counter("serialpub_jobs_total", "Publication jobs by outcome", ["status"])
 SUPPRESSED = Counter(
     "serialpub_suppressed_copies_total",
-    "Private-term copies suppressed as the last resort of the post-condition (SPEC 5)",
+    "Private-term copies suppressed as the last resort of the post-condition (design.md §5)",
     ["method"],
 )
 

@@ -1,4 +1,7 @@
-"""Service settings: one pydantic-settings class read from the environment (API.md "Running it")."""
+"""Service settings: one pydantic-settings class read from the environment.
+
+Every variable is listed in README.md "Settings".
+"""
 
 from __future__ import annotations
 
@@ -58,7 +61,7 @@ class Settings(BaseSettings):
     #: Seconds a stopping ``serve`` lets open HTTP connections finish before it closes them:
     #: without a bound, one client holding a keep-alive connection keeps a worker (and the
     #: parent that joins it) alive after SIGTERM for as long as it likes.
-    http_shutdown_grace_s: float = Field(30.0, alias="SERIALPUB_HTTP_SHUTDOWN_GRACE", ge=0)
+    http_shutdown_grace_s: int = Field(30, alias="SERIALPUB_HTTP_SHUTDOWN_GRACE", ge=0)
     wait_timeout_s: float = Field(900.0, alias="SERIALPUB_WAIT_TIMEOUT", gt=0)
     job_max_attempts: int = Field(3, alias="SERIALPUB_JOB_MAX_ATTEMPTS", ge=1)
     stalled_after_s: float = Field(30.0, alias="SERIALPUB_STALLED_AFTER", gt=0)

@@ -25,6 +25,7 @@ import numpy as np
 from app.core.attacks import counterfeit_auc, row_coherence, row_sources
 from app.core.attacks.anony_measures import auc
 from app.core.segen import choose_private_terms
+from app.io.corpora import corpora_dir
 from benchmarks.attack_data import load
 from benchmarks.attack_runs import _series, scorers
 
@@ -107,7 +108,7 @@ def run(corpus_name: str, data: Path, seeds: int, size: int, releases: int) -> d
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    p.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    p.add_argument("--data", type=Path, default=corpora_dir())
     p.add_argument("--corpora", nargs="+", default=["LEE", "B1"])
     p.add_argument("--seeds", type=int, default=7)
     p.add_argument("--text-size", type=int, default=500)

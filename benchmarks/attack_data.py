@@ -1,4 +1,4 @@
-"""Corpora for the semantic-attack benchmark (``benchmarks/attacks.py``, SPEC 11).
+"""Corpora for the semantic-attack benchmark (``benchmarks/attacks.py``, design.md §11).
 
 Each corpus is split in two by document: a *background* part the attacker learns from and a
 *published* part the publisher releases, so the attacker never trains on what it attacks.

@@ -133,7 +133,7 @@ def _series(
 
 
 def _holds(method: str, private: frozenset[str]) -> Holds:
-    """Inv publishes one value per private set (SPEC 9); the others publish terms."""
+    """Inv publishes one value per private set (design.md §9); the others publish terms."""
     if method != "inv":
         return holds_term
     from app.core.variants.inv import sensitive_value

@@ -1,4 +1,4 @@
-"""The semantic attack measured (SPEC 11, issue 11): against disassociation and against the
+"""The semantic attack measured (design.md §11, issue 11): against disassociation and against the
 Anony-style releases of every other method, with the counterfeit-detection AUC and the speed
 of the attack against that of publication. Writes ``benchmarks/results/attacks.json``, the
 figures under ``docs/figures/`` and the results section of ``docs/attacks.md`` (between its
@@ -9,7 +9,8 @@ figures under ``docs/figures/`` and the results section of ``docs/attacks.md`` (
     python -m benchmarks.attacks --parts disassociation --ks 5 --ms 2
 
 Corpora (``benchmarks/attack_data.py``): the gensim wheel's Lee news corpus (sentences) and
-BMS-WebView-1/-2 read in place from ``--data`` (never copied into the repository).
+BMS-WebView-1/-2 read in place from ``--data`` (default ``SERIALPUB_CORPORA_DIR``; never
+copied into the repository).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.io.corpora import corpora_dir
 from app.io.corpus import read_corpus
 from benchmarks.attack_data import load
 from benchmarks.attack_report import figures, markdown
@@ -40,7 +42,7 @@ MARK_START, MARK_END = "<!-- results -->", "<!-- /results -->"
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    p.add_argument("--data", type=Path, default=corpora_dir())
     p.add_argument("--parts", nargs="+", default=["disassociation", "spread", "anony", "timing"])
     p.add_argument("--spread-seeds", type=int, default=10)
     p.add_argument("--text", nargs="+", default=["LEE"], help="text corpora (LEE, WIKI)")

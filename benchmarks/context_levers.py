@@ -33,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from app.core.segen import choose_private_terms, segen
+from app.io.corpora import corpora_dir
 from app.io.corpus import read_corpus
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-DATA = SHARED / "data"
+DATA = corpora_dir()
 JUDGE = SHARED / "auditor" / "judge.py"
 DISTORTION = SHARED / "auditor" / "distortion.py"
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -20,7 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bms-webview-2.dat"
+from app.io.corpora import BMS_WEBVIEW_2, corpus_file
+
+DATA = corpus_file(BMS_WEBVIEW_2)
 
 
 def run_one(

@@ -1,9 +1,9 @@
-"""Benchmark of disassociation as a method (SPEC 11): time, memory and ``tlost`` per strategy.
+"""Benchmark of disassociation as a method (design.md §11): time, memory and ``tlost`` per strategy.
 
 On the published halves of the corpora of :mod:`benchmarks.attack_data` (LEE and WIKI from the
-gensim wheel, B1 BMS-WebView-1 when ``../shared/data`` has it), the first ``--limit`` records,
-``k`` 5, ``m`` 2, ``max_cluster_size`` 25, each run in its own process so that its peak memory
-(ru_maxrss) is its own.
+gensim wheel, B1 BMS-WebView-1 when ``SERIALPUB_CORPORA_DIR`` has it), the first ``--limit``
+records, ``k`` 5, ``m`` 2, ``max_cluster_size`` 25, each run in its own process so that its
+peak memory (ru_maxrss) is its own.
 
     python benchmarks/disassociation.py                    # table on stdout
     python benchmarks/disassociation.py --corpora LEE --strategies adding --json out.json
@@ -19,7 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from app.io.corpora import BMS_WEBVIEW_1, corpora_dir, find_corpus
+
+DATA = corpora_dir()
 STRATEGIES = ("suppression", "adding", "remaining_list")
 
 
@@ -63,7 +65,7 @@ def main() -> None:
         return
     results = []
     for corpus in args.corpora:
-        if corpus == "B1" and not (DATA / "bms-webview-1.dat").exists():
+        if corpus == "B1" and find_corpus(BMS_WEBVIEW_1) is None:
             continue
         for strategy in args.strategies:
             out = subprocess.run(

@@ -1,6 +1,6 @@
 """End-to-end benchmark (not a test): per-phase costs of a release at 100k, 300k and 1M lines.
 
-A SeGen series of BMS-WebView-2 (read from ``/work/shared/data``, never copied) upsampled to
+A SeGen series of BMS-WebView-2 (from ``SERIALPUB_CORPORA_DIR``, never copied) upsampled to
 ``N`` lines per release (positions repeat once the 77,512 lines are used up), rep 40%, 10% of
 the terms private, sanony with r_th 8 and cluster size 10. For every size it starts the API
 (``serialpub serve``, no in-process worker) and one worker (``serialpub worker``) as separate
@@ -39,9 +39,10 @@ from typing import Any
 import httpx
 import psutil
 
+from app.io.corpora import BMS_WEBVIEW_2, corpus_file, missing
 from benchmarks.service import ADMIN, free_port, service_env, wait_ready
 
-DATA = Path(os.environ.get("SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webview-2.dat"))
+DATA = corpus_file(BMS_WEBVIEW_2)
 RESULTS = Path(__file__).resolve().parent / "results" / "e2e_publish.jsonl"
 PHASES = ("upload+parse", "load", "prepare", "ipc", "anony", "bp", "fp1", "fp2", "verify", "store")
 
@@ -305,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if not DATA.exists():
-        print(f"{DATA} is missing; set SERIALPUB_BENCH_DATA", file=sys.stderr)
+        print(missing(BMS_WEBVIEW_2), file=sys.stderr)
         return 2
     RESULTS.parent.mkdir(exist_ok=True)
     print(f"{os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.2f}")

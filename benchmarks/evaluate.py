@@ -1,4 +1,4 @@
-"""The evaluation of SPEC section 10 (the Sanony paper's section 4, Figures 6-9).
+"""The evaluation of design.md §10 (the Sanony paper's section 4, Figures 6-9).
 
 Serial corpora from BMS-WebView-1 (B1) and -2 (B2) with SeGen; every available method publishes
 each series; measured: rows at risk (serial risk > r_th over the whole series), counterfeit
@@ -34,6 +34,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from app.io.corpora import corpora_dir
 from benchmarks.evaluation.config import (
     ALL_METHODS,
     DEFAULTS,
@@ -81,8 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--data-dir",
         type=Path,
-        default=REPO.parent / "shared" / "data",
-        help="folder of bms-webview-1.dat and -2.dat (default: ../shared/data)",
+        default=corpora_dir(),
+        help="folder of bms-webview-1.dat and -2.dat (default: %(default)s, from "
+        "SERIALPUB_CORPORA_DIR)",
     )
     p.add_argument(
         "--corpora",

@@ -3,7 +3,7 @@ before (transactions and releases as pickled objects) and after (payload and pac
 releases as bytes, :mod:`app.services.handoff`), at N lines against 0 and K earlier releases.
 
 The corpora are those of ``benchmarks.e2e_publish`` (SeGen over BMS-WebView-2, upsampled,
-read from ``/work/shared/data``). The earlier releases are shaped like Sanony's output without
+from ``SERIALPUB_CORPORA_DIR``). The earlier releases are shaped like Sanony's output without
 running the core: clusters of 10 consecutive transactions, one row per transaction (its
 non-private terms, one tuple each, as the core builds them), the private terms counted per
 cluster, a ledger with one entry per row.

@@ -5,7 +5,7 @@ the publications byte-identical.
 The API and one worker run as processes of the code in the current directory (as
 ``benchmarks.e2e_publish`` starts them), on a fresh database of ``--database-url``'s
 server. Each method's series gets ``--releases`` releases of ``--lines`` SeGen lines of
-BMS-WebView-2 (from ``/work/shared/data``), posted as JSON with an individual per line.
+BMS-WebView-2 (from ``SERIALPUB_CORPORA_DIR``), posted as JSON with an individual per line.
 
     python -m benchmarks.handoff_identity --database-url postgresql+psycopg://... > after.json
 """
@@ -48,18 +48,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     releases, private = series_lines(args.lines, args.releases, args.seed)
     # The positions of the lines (one individual each), recovered from the same SeGen run.
     from app.core.segen import segen
+    from app.io.corpora import BMS_WEBVIEW_2, corpus_file
 
-    base_size = len(
-        [
-            x
-            for x in Path(
-                os.environ.get("SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webview-2.dat")
-            )
-            .read_bytes()
-            .splitlines()
-            if x.strip()
-        ]
-    )
+    base_size = len([x for x in corpus_file(BMS_WEBVIEW_2).read_bytes().splitlines() if x.strip()])
     positions = segen(base_size, args.lines, args.releases, 0.4, seed=args.seed)
     out: dict[str, Any] = {}
     with (

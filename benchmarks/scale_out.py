@@ -37,6 +37,7 @@ import psycopg
 from sqlalchemy.engine import make_url
 
 from app.db.embedded import libpq_url, sqlalchemy_url, start_embedded
+from app.io.corpora import BMS_WEBVIEW_2, find_corpus
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "scale-out-admin-token-0123456789"
@@ -54,12 +55,7 @@ class Run:
 
 
 def _corpus_file() -> Path | None:
-    configured = os.environ.get("SERIALPUB_CORPUS_DIR")
-    places = [Path(configured)] if configured else [p / "shared" / "data" for p in ROOT.parents]
-    for place in places:
-        if (place / "bms-webview-2.dat").is_file():
-            return place / "bms-webview-2.dat"
-    return None
+    return find_corpus(BMS_WEBVIEW_2)
 
 
 def series_corpora(releases: int, size: int, seed: int) -> tuple[list[str], list[bytes]]:

@@ -3,7 +3,7 @@
 Starts ``serialpub serve`` in a subprocess (an embedded PostgreSQL in a temporary directory
 unless ``--database-url`` is given; that database must be empty or disposable), then
 
-1. streams BMS-WebView-2 (read from ``/work/shared/data``, never copied) as ``text/plain``
+1. streams BMS-WebView-2 (from ``SERIALPUB_CORPORA_DIR``, never copied) as ``text/plain``
    uploads, release after release, and reads each job's seconds per phase;
 2. publishes a release of about 10k rows and GETs it with 50 concurrent clients
    (p50, p99, requests per second).
@@ -31,7 +31,9 @@ from typing import Any
 
 import httpx
 
-DATA = Path(os.environ.get("SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webview-2.dat"))
+from app.io.corpora import BMS_WEBVIEW_2, corpus_file, missing
+
+DATA = corpus_file(BMS_WEBVIEW_2)
 TOKEN = "bench-admin-token-0123456789"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 PHASES = ("load", "anony", "bp", "fp1", "fp2", "verify", "store")
@@ -135,7 +137,7 @@ async def _create_series(
     client: httpx.AsyncClient, name: str, lines: list[bytes], params: dict[str, Any]
 ) -> None:
     terms = sorted({t for line in lines for t in line.decode().split()})
-    private = random.Random(7).sample(terms, max(1, len(terms) // 10))  # SPEC 10: 10% private
+    private = random.Random(7).sample(terms, max(1, len(terms) // 10))  # design.md §10: 10% private
     response = await client.post(
         "/v1/series",
         headers=ADMIN,
@@ -361,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-workers", type=int, default=1)
     args = parser.parse_args(argv)
     if not DATA.exists():
-        print(f"{DATA} is missing; set SERIALPUB_BENCH_DATA", file=sys.stderr)
+        print(missing(BMS_WEBVIEW_2), file=sys.stderr)
         return 2
     result = asyncio.run(run(args))
     section = report(result, args)

@@ -1,7 +1,7 @@
 """Soundness against the paper's adversary: SeGen series published and judged (issue 8).
 
 Publishes SeGen series of BMS-WebView-1 or -2 with a method, writes each release as the public
-JSON of API.md (so that the auditors' reference judge can be run on it: ``python
+JSON of docs/api.md (so that the auditors' reference judge can be run on it: ``python
 ../shared/auditor/judge.py OUT``), and reports per release: rows, counterfeit rate, suppressed
 copies, the service's own rows over ``r_th`` and maximum serial risk, and the publish time.
 With ``--grid`` it runs the evaluation grid (the defaults, then sz, rep and r_th one at a
@@ -31,11 +31,12 @@ from app.core.params import parse_params
 from app.core.pipeline import publish
 from app.core.risk.assess import assess_series
 from app.core.segen import choose_private_terms, segen
+from app.io.corpora import corpora_dir
 from app.io.corpus import read_corpus
 from app.io.public import release_document
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
-DATA = SHARED / "data"
+DATA = corpora_dir()
 JUDGE = SHARED / "auditor" / "judge.py"
 SIZES = {1: 59_602, 2: 77_512}  # transactions in BMS-WebView-1 and -2
 
@@ -108,7 +109,7 @@ def judge(folder: Path) -> int | None:
 
 
 def grid(seeds: int) -> Iterator[tuple[int, float, float, float, int]]:
-    """The evaluation grid: defaults, then sz, rep and r_th one at a time (SPEC 10)."""
+    """The evaluation grid: defaults, then sz, rep and r_th one at a time (design.md §10)."""
     default = (0.05, 0.4, 8.0)
     settings = [default]
     settings += [(sz, 0.4, 8.0) for sz in (0.0125, 0.025, 0.1)]

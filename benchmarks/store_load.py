@@ -26,9 +26,10 @@ from app.core import model as core
 from app.db.models import Release, Series
 from app.db.repositories import release_load as rl
 from app.db.repositories import release_store as rs
+from app.io.corpora import BMS_WEBVIEW_2, corpus_file
 from app.services.renderings import store_release_documents
 
-DATA = os.environ.get("SERIALPUB_BENCH_DATA", "/work/shared/data/bms-webview-2.dat")
+DATA = corpus_file(BMS_WEBVIEW_2)
 STEPS = ("ensure_terms", "_allocate_cluster_ids", "_copy_clusters", "_copy_rows", "_copy_ledgers")
 
 

@@ -1,4 +1,4 @@
-"""The fewest copies any publisher must suppress, release by release (issue 8, SPEC 5).
+"""The fewest copies any publisher must suppress, release by release (issue 8, design.md §5).
 
 The global composition (section 2.3.2) reads whole releases: their rows, ``N(s)`` (cluster
 segments plus global bag) and the other whole releases. It does not depend on the clustering,
@@ -26,7 +26,6 @@ import json
 import math
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 from app.core.errors import CoreError
 from app.core.history import SeriesHistory
@@ -34,9 +33,10 @@ from app.core.model import PublishedRelease, Row, Transaction
 from app.core.params import parse_params
 from app.core.pipeline import publish
 from app.core.segen import choose_private_terms, segen
+from app.io.corpora import corpora_dir
 from app.io.corpus import read_corpus
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = corpora_dir()
 _NAN = float("nan")
 
 

@@ -1,6 +1,6 @@
 """Uploads and memory (not a test): peak RSS of the server while it reads a large upload.
 
-Streams lines of BMS-WebView-2 (read from ``/work/shared/data``, never copied), repeated up
+Streams lines of BMS-WebView-2 (from ``SERIALPUB_CORPORA_DIR``, never copied), repeated up
 to ``--bytes``, as a chunked ``text/plain`` POST (no Content-Length, as in the issue), and
 samples the server's resident memory (its Python processes, not PostgreSQL's) every 20 ms:
 before, at the peak, once the answer is back and a few seconds later.

@@ -11,7 +11,7 @@ what the release publishes:
   clusters' ``counterfeits`` is used, which then counted BP and FP1's rows only, so the floor
   it gives is marked ``counterfeits_complete = False`` (rows the post-condition repair added
   are not in it and the floor may be too high).
-- **Suppression** (SPEC 5, the last resort) removes copies of private terms. The copies a
+- **Suppression** (design.md §5, the last resort) removes copies of private terms. The copies a
   release suppresses are at most ``max_suppression`` (default 1%) of its private copies
   (``suppression_scope = "release"``), or of the series' copies so far less what earlier
   releases took (``"series"``, the default), and never less than ``suppression_floor``
@@ -50,7 +50,7 @@ __all__ = [
     "term_count",
 ]
 
-#: SPEC 5's defaults, used when a release does not echo its suppression parameters.
+#: design.md §5's defaults, used when a release does not echo its suppression parameters.
 DEFAULT_MAX_SUPPRESSION = 0.01
 DEFAULT_SUPPRESSION_FLOOR = 3
 DEFAULT_SUPPRESSION_SCOPE = "series"

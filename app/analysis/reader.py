@@ -1,6 +1,6 @@
 """Read public releases the way an analyst gets them: a file, a directory or the API.
 
-A release's public JSON (API.md, ``GET /v1/series/{name}/releases/{no}``; ``serialpub
+A release's public JSON (docs/api.md, ``GET /v1/series/{name}/releases/{no}``; ``serialpub
 publish-local --out DIR`` writes the same as ``DIR/release-001.json``, ...) publishes per
 cluster ``C*`` its rows (the non-private term sets of its records, counterfeit rows included
 and indistinguishable), ``private_terms`` (``N(s, C_c)``, the copies of s in its private

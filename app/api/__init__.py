@@ -1,1 +1,1 @@
-"""The HTTP API (API.md)."""
+"""The HTTP API (docs/api.md)."""

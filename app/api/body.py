@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
 
+from app.core.errors import ErrorCode
 from app.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMediaType
 from app.services.ingest import media_type
 
@@ -48,13 +49,13 @@ async def _raw(request: Request) -> bytes:
             raw = inflater.decompress(raw, MAX_SMALL_BODY + 1)
         except zlib.error as exc:
             raise BadRequest(
-                f"the gzip body cannot be decoded: {exc}", {}, code="invalid_encoding"
+                f"the gzip body cannot be decoded: {exc}", {}, code=ErrorCode.INVALID_ENCODING
             ) from None
     elif encoding not in ("", "identity"):
         raise UnsupportedMediaType(
             f"content encoding {encoding!r} is not accepted; use gzip or none",
             {"content_encoding": encoding, "accepted": ["gzip", "identity"]},
-            code="unsupported_content_encoding",
+            code=ErrorCode.UNSUPPORTED_CONTENT_ENCODING,
         )
     if len(raw) > MAX_SMALL_BODY:
         raise PayloadTooLarge(
@@ -71,19 +72,21 @@ async def json_body(request: Request, model: type[M]) -> M:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise BadRequest(
-            f"line {line}: bytes that are not UTF-8", {"line": line}, code="invalid_encoding"
+            f"line {line}: bytes that are not UTF-8",
+            {"line": line},
+            code=ErrorCode.INVALID_ENCODING,
         ) from None
     except json.JSONDecodeError as exc:
         raise BadRequest(
             f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
             {"line": exc.lineno, "column": exc.colno},
-            code="invalid_json",
+            code=ErrorCode.INVALID_JSON,
         ) from None
     except RecursionError:
         # The C decoder recurses once per level: a body of 100,000 brackets is refused as
         # such (it answered 500), and nothing the API reads is nested that deep.
         raise BadRequest(
-            "invalid JSON: nested too deeply", {"reason": "nesting"}, code="invalid_json"
+            "invalid JSON: nested too deeply", {"reason": "nesting"}, code=ErrorCode.INVALID_JSON
         ) from None
     try:
         return model.model_validate(data)
@@ -91,4 +94,6 @@ async def json_body(request: Request, model: type[M]) -> M:
         first = exc.errors()[0]
         loc = list(first["loc"])
         where = ".".join(str(p) for p in loc) or "body"
-        raise Unprocessable(f"{where}: {first['msg']}", {"loc": loc}, code="invalid_body") from None
+        raise Unprocessable(
+            f"{where}: {first['msg']}", {"loc": loc}, code=ErrorCode.INVALID_BODY
+        ) from None

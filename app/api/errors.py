@@ -1,4 +1,4 @@
-"""One way to answer every error: ``{"error": {"code", "message", "details"}}`` (API.md)."""
+"""One way to answer every error: ``{"error": {"code", "message", "details"}}`` (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from app.core.errors import CoreError
+from app.core.errors import CoreError, ErrorCode
 from app.errors import AppError, from_core
 
 __all__ = ["install_error_handlers", "NulGuard"]
 
 _HTTP_CODES = {
-    404: "not_found",
-    405: "method_not_allowed",
-    401: "unauthorized",
-    403: "forbidden",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
+    404: ErrorCode.NOT_FOUND,
+    405: ErrorCode.METHOD_NOT_ALLOWED,
+    401: ErrorCode.UNAUTHORIZED,
+    403: ErrorCode.FORBIDDEN,
+    413: ErrorCode.PAYLOAD_TOO_LARGE,
+    415: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
 }
 
 
@@ -49,13 +49,13 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     where = ".".join(str(p) for p in loc) or "request"
     details = {"loc": list(first.get("loc", [])), "errors": len(errors)}
     return JSONResponse(
-        _body("invalid_request", f"{where}: {first.get('msg')}", details), status_code=422
+        _body(ErrorCode.INVALID_REQUEST, f"{where}: {first.get('msg')}", details), status_code=422
     )
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
-    code = _HTTP_CODES.get(exc.status_code, "http_error")
+    code = _HTTP_CODES.get(exc.status_code, ErrorCode.HTTP_ERROR)
     return JSONResponse(
         _body(code, str(exc.detail), {"path": request.url.path}),
         status_code=exc.status_code,
@@ -67,7 +67,8 @@ async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
     # The traceback is logged by the server (Starlette re-raises after answering); the
     # client gets the API's error body rather than a plain-text page.
     return JSONResponse(
-        _body("internal_error", "the server failed to answer this request", {}), status_code=500
+        _body(ErrorCode.INTERNAL_ERROR, "the server failed to answer this request", {}),
+        status_code=500,
     )
 
 
@@ -88,7 +89,9 @@ class NulGuard:
             query = unquote_to_bytes(scope.get("query_string", b"").replace(b"+", b" "))
             if "\x00" in path:
                 await _send(
-                    send, 404, _body("not_found", "no such path: it holds a NUL character", {})
+                    send,
+                    404,
+                    _body(ErrorCode.NOT_FOUND, "no such path: it holds a NUL character", {}),
                 )
                 return
             if b"\x00" in query:
@@ -96,7 +99,7 @@ class NulGuard:
                     send,
                     422,
                     _body(
-                        "invalid_request",
+                        ErrorCode.INVALID_REQUEST,
                         "query: a parameter holds a NUL character",
                         {"loc": ["query"]},
                     ),

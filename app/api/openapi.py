@@ -3,7 +3,7 @@
 Routes that read their body after the role check (:mod:`app.api.body`) and the release
 upload declare it through ``openapi_extra``; their schemas are added here. FastAPI documents
 422 as its own ``HTTPValidationError``, which the service never answers: every 422 is the
-API.md error body, and every operation that reads a body also documents 400 (undecodable
+docs/api.md error body, and every operation that reads a body also documents 400 (undecodable
 JSON), 413 and 415. Each response and schema carries an example.
 """
 
@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 
+from app.core.errors import ErrorCode
 from app.schemas.errors import ERROR_EXAMPLES
 from app.schemas.keys import KeyCreate
 from app.schemas.releases import ReleaseBody
@@ -145,6 +146,8 @@ def install_openapi(app: FastAPI) -> None:
         )
         components = schema.setdefault("components", {}).setdefault("schemas", {})
         _add_body_schemas(components)
+        # The enumeration lives in the core, which knows no pydantic: its example is added here.
+        components.get("ErrorCode", {}).setdefault("examples", [ErrorCode.INVALID_CORPUS.value])
         for path in schema.get("paths", {}).values():
             for operation in path.values():
                 _fix_responses(operation, components)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from app.core.errors import ErrorCode
 from app.db.engine import Database
 from app.services.renderings import Document, stream_document
 
@@ -101,7 +102,7 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
 def _unsatisfiable(size: int, headers: dict[str, str]) -> Response:
     body = {
         "error": {
-            "code": "range_not_satisfiable",
+            "code": ErrorCode.RANGE_NOT_SATISFIABLE,
             "message": f"the range lies outside the {size} bytes of the document",
             "details": {"size": size},
         }

@@ -18,7 +18,7 @@ class SeriesHistory:
 
     ``ledgers`` parallels ``releases`` (private side; Inv uses it). ``statistics`` is Wong's
     statistics file m(o, s): individual key (a keyed hash, never the pseudonym) -> term ->
-    list of ``(n_j, n_{j,s})`` over the past releases where o's group held s (SPEC 6).
+    list of ``(n_j, n_{j,s})`` over the past releases where o's group held s (design.md §6).
     ``signatures`` is Inv's individual key -> signature (frozen set of private terms, or the
     empty set for NULL) and bucket history.
     """

@@ -3,7 +3,7 @@
 A *row* is the published non-private set of a transaction (``C^S̄`` in the paper), kept as a
 sorted tuple of terms so that it is hashable, canonical and JSON friendly.
 
-The public release (SPEC section 3) and the private ledger (which rows are counterfeits, FP2
+The public release (design.md §3) and the private ledger (which rows are counterfeits, FP2
 counts) are separate types on purpose: code that renders a release for analysts only ever sees
 :class:`PublishedRelease`, which has no field that could leak a counterfeit flag.
 """
@@ -59,7 +59,7 @@ class Transaction:
 
 @dataclass(slots=True)
 class PublishedCluster:
-    """A published cluster ``C* = {C^S̄, C_c, C_ol}`` (SPEC section 2, step 5).
+    """A published cluster ``C* = {C^S̄, C_c, C_ol}`` (design.md §2, step 5).
 
     Attributes
     ----------
@@ -115,7 +115,7 @@ class PublicLayout(Protocol):
 
 @dataclass(slots=True)
 class PublishedRelease:
-    """The public view of one release (SPEC section 3).
+    """The public view of one release (design.md §3).
 
     ``population_rates`` are ``ss(s, T^μ)``, fixed after FP1 (section 3.2.1); they are what the
     adversary divides by in formula 15, so risk is always computed against them.
@@ -130,6 +130,12 @@ class PublishedRelease:
     label: str | None = None
     #: Published in place of ``clusters`` (then empty) by a method with its own layout.
     layout: PublicLayout | None = None
+    #: Every counterfeit row of the release, BP's, FP1's, FP2's and the repair's (issue 19:
+    #: every counterfeit counted in a public figure), as one release-level total. Each cluster
+    #: publishes only BP + FP1's (design.md §3): per cluster, FP2's s̄-counterfeits would tell the
+    #: adversary how many rows to discount (issue 20). ``None`` for a release stored before
+    #: the total was kept (its readers fall back on the clusters' counts).
+    counterfeit_rows: int | None = None
 
     @property
     def n_rows(self) -> int:
@@ -181,7 +187,7 @@ class ClusterLedger:
     fp1: int = 0
     fp2: int = 0
     individuals: list[str | None] = field(default_factory=list)
-    #: Copies suppressed from this cluster's segment (SPEC 5); the bag's are only in the
+    #: Copies suppressed from this cluster's segment (design.md §5); the bag's are only in the
     #: release's total (:attr:`ReleaseLedger.suppressed`).
     suppressed: dict[str, int] = field(default_factory=dict)
 
@@ -217,7 +223,7 @@ class Publication:
     #: every later release, m-invariance), to replace ``SeriesHistory.signatures`` entries.
     signatures_update: dict[str, frozenset[str]] = field(default_factory=dict)
     #: Disassociation only: the publisher's result, which aligns every chunk's sub-records
-    #: with their records. It is the ground truth of the job's semantic audit (SPEC 11) and
+    #: with their records. It is the ground truth of the job's semantic audit (design.md §11) and
     #: exactly what the public layout hides, so it is never stored: it lives as long as the
     #: job's publication in memory, like the raw snapshot it indexes.
     disassociation: Disassociation | None = None

@@ -1,4 +1,4 @@
-"""Method parameters with their defaults (SPEC sections 1-9, API.md ``params``)."""
+"""Method parameters with their defaults (design.md §§1-9, docs/api.md ``params``)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ SERIAL = (
     "max_repair_rounds",
     "backward",
     "global_lift",
+    "counterfeits",
     "forward_perturbation",
     "align",
     "max_suppression",
@@ -44,7 +45,7 @@ ANONY_HEADROOM = 0.375
 
 @dataclass(frozen=True, slots=True)
 class PublishParams:
-    """Every parameter of every method, with the SPEC's defaults.
+    """Every parameter of every method, with design.md's defaults.
 
     ``r_th`` risk-lift threshold (>= 1); ``anony_r_th`` the threshold Sanony's Anony step
     sanitises to (``None``: ``ANONY_HEADROOM * r_th``, at least 1; lower keeps more copies in
@@ -54,6 +55,11 @@ class PublishParams:
     ``global_lift`` the copies BP where needed adds for the global composition: the least that
     keeps every row within ``r_th`` (``least``, the default) or Lemma 4's on whole releases
     (``lemma4``, a count never falls; docs/methods.md, issue 19);
+    ``counterfeits`` how counterfeit rows are drawn: ``blend`` (the default) repeats a true row
+    of the cluster that lies outside every overlap where there is one, else draws a fresh
+    row, so that counterfeits are as rare across the series as true rows are; ``fresh``
+    always draws a set no release holds (Definition 14 taken literally; docs/methods.md,
+    issue 20);
     ``forward_perturbation`` runs FP1 (off by default, docs/methods.md); ``align`` gives the
     copies that a new cluster's published cover would expose, and those of clusters of one
     repeated set, to the global bag before BP (docs/methods.md); ``max_suppression``
@@ -61,8 +67,8 @@ class PublishParams:
     ``suppression_floor`` the copies that may be suppressed whatever that share (a small
     release's 1% is 0 or 1 copy, less than one new private term needs: docs/methods.md);
     ``suppression_scope`` what ``max_suppression`` is a share of: the new release's private
-    copies (``release``, SPEC 5's reading) or, the default, the larger of that and the share of
-    the series so far, this release included, less what the earlier releases suppressed
+    copies (``release``, design.md §5.5's reading) or, the default, the larger of that and the
+    share of the series so far, this release included, less what the earlier releases suppressed
     (``series``: a release that meets many new and rising terms may use what quieter releases
     left; docs/methods.md, "Suppression budget");
     ``on_infeasible`` what happens when the repair and the suppression budget leave rows over
@@ -82,6 +88,7 @@ class PublishParams:
     anony_r_th: float | None = None
     backward: str = "where_needed"
     global_lift: str = "least"
+    counterfeits: str = "blend"
     forward_perturbation: bool = False
     align: bool = True
     max_suppression: float = 0.01
@@ -210,6 +217,7 @@ def _validate(p: PublishParams) -> None:
         "must be 'where_needed' or 'every_overlap'",
     )
     _check("global_lift", p.global_lift in ("least", "lemma4"), "must be 'least' or 'lemma4'")
+    _check("counterfeits", p.counterfeits in ("blend", "fresh"), "must be 'blend' or 'fresh'")
     _check("max_suppression", 0 <= p.max_suppression <= 1, "must be between 0 and 1")
     _check("suppression_floor", 0 <= p.suppression_floor <= 10**6, "must be between 0 and 1000000")
     _check(

@@ -1,4 +1,4 @@
-"""One entry point that publishes a corpus with any method (API.md ``method``)."""
+"""One entry point that publishes a corpus with any method (docs/api.md ``method``)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.core.distortion import copy_distortion, true_copies
+from app.core.errors import WarningCode
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
 from app.core.params import PublishParams
@@ -82,7 +83,7 @@ def rate_warnings(
     """
     return [
         {
-            "code": "disclosing_population_rate",
+            "code": WarningCode.DISCLOSING_POPULATION_RATE,
             "term": s,
             "rate": f"{rate:.4g}",
             "message": f"{rate:.0%} of the release's rows hold {s!r}: whoever knows a person is "

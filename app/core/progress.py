@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 __all__ = ["PHASES", "Progress", "ProgressCallback", "no_progress"]
 
-#: Phases of a publication job, in order (API.md ``phase``).
+#: Phases of a publication job, in order (docs/api.md ``phase``).
 PHASES: tuple[str, ...] = ("anony", "bp", "fp1", "fp2", "verify", "store")
 
 ProgressCallback = Callable[[str, float], None]

@@ -30,6 +30,8 @@ import secrets
 import struct
 from collections.abc import Iterator
 
+from app.core.errors import WarningCode
+
 __all__ = [
     "SECRET_BYTES",
     "KeyedRandom",
@@ -156,7 +158,7 @@ def seed_warning(seed: int | None) -> dict[str, str] | None:
     if seed is None:
         return None
     return {
-        "code": "publisher_seed",
+        "code": WarningCode.PUBLISHER_SEED,
         "message": "params.seed is set: every random choice of the release (which rows are "
         "counterfeits, where they sit, which terms they hold) follows from it, so anyone "
         "who learns the seed finds the counterfeits. Use a seed for tests and benchmarks "

@@ -1,4 +1,4 @@
-"""SeGen: serial corpora generated from one large corpus (SPEC 10; section 4 of the paper)."""
+"""SeGen: serial corpora generated from one large corpus (design.md §10; section 4 of the paper)."""
 
 from __future__ import annotations
 

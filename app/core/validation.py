@@ -1,4 +1,4 @@
-"""Checks on a raw corpus before anything is computed (API.md, "Bad input")."""
+"""Checks on a raw corpus before anything is computed (docs/api.md, "Errors")."""
 
 from __future__ import annotations
 

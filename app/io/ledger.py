@@ -68,7 +68,7 @@ def read_ledger(document: Mapping[str, Any]) -> tuple[ReleaseLedger, frozenset[s
 
 
 def read_release(document: Mapping[str, Any]) -> PublishedRelease:
-    """The public JSON of a row-publishing release (API.md) as the core's release.
+    """The public JSON of a row-publishing release (docs/api.md) as the core's release.
 
     >>> doc = {"release_no": 1, "clusters": [{"cluster_id": "c1", "rows": [["b", "a"]],
     ...        "private_terms": {"HIV": 1}, "global_share": {}, "counterfeits": 0}],
@@ -93,4 +93,5 @@ def read_release(document: Mapping[str, Any]) -> PublishedRelease:
         population_rates=dict(document["population_rates"]),
         global_counterfeits=document.get("global_counterfeits", 0),
         label=document.get("label"),
+        counterfeit_rows=document.get("counterfeit_rows"),
     )

@@ -1,4 +1,4 @@
-"""The public JSON of a release (API.md, ``GET /v1/series/{name}/releases/{no}``)."""
+"""The public JSON of a release (docs/api.md, ``GET /v1/series/{name}/releases/{no}``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from app.core.risk.assess import ReleaseRisk
 __all__ = [
     "cluster_document",
     "layout_parts",
+    "public_counterfeit_rows",
     "release_document",
     "release_header",
     "risk_document",
@@ -51,10 +52,18 @@ def release_header(
         "population_rates": release.population_rates,
         "global_bag": release.global_bag,
         "global_counterfeits": release.global_counterfeits,
-        # Every counterfeit row of the release (issue 19: the clusters' counts are complete,
-        # FP2's and the repair's rows included); the sum of the clusters' ``counterfeits``.
-        "counterfeit_rows": sum(c.counterfeits for c in release.clusters),
+        # Every counterfeit row of the release, FP2's and the repair's included (issue 19);
+        # the clusters' ``counterfeits`` count BP + FP1's only (design.md §3, issue 20). A release
+        # stored before the total was kept prints the sum of its clusters' counts.
+        "counterfeit_rows": public_counterfeit_rows(release),
     }
+
+
+def public_counterfeit_rows(release: PublishedRelease) -> int:
+    """The release's published count of counterfeit rows (clusters' rows, not the bag's)."""
+    if release.counterfeit_rows is not None:
+        return release.counterfeit_rows
+    return sum(c.counterfeits for c in release.clusters)
 
 
 def layout_parts(
@@ -91,7 +100,7 @@ def layout_parts(
 def release_document(
     release: PublishedRelease, series: str, method: str, params: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The analyst's view of a release; nothing private (SPEC 3)."""
+    """The analyst's view of a release; nothing private (design.md §3)."""
     if release.layout is not None:
         header, clusters = layout_parts(release, series, method, params)
         return {**header, "clusters": clusters}
@@ -101,7 +110,7 @@ def release_document(
 
 
 def risk_document(risk: ReleaseRisk) -> dict[str, Any]:
-    """The auditor's risk summary of a release (API.md risk endpoint, without perturbation)."""
+    """The auditor's risk summary of a release (docs/api.md risk endpoint, without perturbation)."""
     return {
         "release_no": risk.release_no,
         "r_th": risk.r_th,

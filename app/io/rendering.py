@@ -128,7 +128,7 @@ def _cluster_bytes(cluster: PublishedCluster) -> bytes:
 def render_release(
     header: Mapping[str, Any], clusters: Iterable[PublishedCluster], chunk_bytes: int = CHUNK_BYTES
 ) -> tuple[Rendered, Rendered]:
-    """The JSON and the NDJSON of a release (API.md), each cluster serialised once for both.
+    """The JSON and the NDJSON of a release (docs/api.md), each cluster serialised once for both.
 
     ``header`` is :func:`app.io.public.release_header`: the public fields only, and
     :func:`app.io.public.cluster_document` the public cluster, so nothing private can be

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from app.core.errors import InvalidCorpus
+from app.core.errors import InvalidCorpus, WarningCode
 from app.core.spelling import JOINERS as _JOINERS
 from app.core.spelling import fold, visible
 from app.core.validation import MAX_TERM_LENGTH
@@ -261,7 +261,7 @@ class FoldWarning:
 
     def as_dict(self) -> dict[str, str]:
         return {
-            "code": "term_folds_onto_private_term",
+            "code": WarningCode.TERM_FOLDS_ONTO_PRIVATE_TERM,
             "term": self.term,
             "private_term": self.private_term,
             "treated_as": self.treated_as,

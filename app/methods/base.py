@@ -31,7 +31,7 @@ class Publisher(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Method:
-    """One publication method (API.md ``method``).
+    """One publication method (docs/api.md ``method``).
 
     Attributes
     ----------

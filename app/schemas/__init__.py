@@ -1,1 +1,1 @@
-"""Request and response bodies (API.md), with examples for the OpenAPI document."""
+"""Request and response bodies (docs/api.md), with examples for the OpenAPI document."""

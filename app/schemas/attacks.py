@@ -1,4 +1,4 @@
-"""The semantic audit's report (auditors, admins) and background uploads (SPEC 11)."""
+"""The semantic audit's report (auditors, admins) and background uploads (design.md §11)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,39 @@ _EXAMPLE: dict[str, Any] = {
             "counterfeits": 198.0,
             "true_rows": 500.0,
         }
+    },
+    "frequency": {
+        "score": "rarity",
+        "detection": {
+            "release_no": 2,
+            "rows": 698,
+            "counterfeits": 198,
+            "auc": {
+                "log_series_count": 0.93,
+                "rarity": 0.93,
+                "logistic": 0.95,
+                "logistic_with_counts": 0.99,
+            },
+            "top_k": {"rarity": {"picked": 198.0, "precision": 0.81, "chance": 0.3}},
+            "pooled": {"logistic": 0.95, "logistic_with_counts": 0.99},
+        },
+        "r_th": 8.0,
+        "risk": {
+            "blind": {
+                "release_no": 2,
+                "removed": 198,
+                "rows": 500,
+                "rows_over_threshold": 0,
+                "max_serial_risk": 7.2,
+            },
+            "detector": {
+                "release_no": 2,
+                "removed": 198,
+                "rows": 500,
+                "rows_over_threshold": 3,
+                "max_serial_risk": 9.1,
+            },
+        },
     },
     "seconds": 0.41,
     "created_at": "2026-11-23T09:00:00Z",
@@ -224,6 +257,17 @@ class AttackReportOut(BaseModel):
         description="Per scoring: AUC of telling counterfeits from true rows by row "
         "coherence (all_rows, multi_term_rows), and by row size alone "
         "(row_size, no semantics); 0.5 is blind, null undefined",
+    )
+    frequency: dict[str, Any] | None = Field(
+        None,
+        description="The frequency detector (issue 20, docs/attacks.md): ``detection`` the "
+        "AUC of telling counterfeits from true rows by how rare a row's set is across the "
+        "series and within the release, term co-occurrence (NPMI), length, and a "
+        "cross-validated logistic model on them without and with the published counts, "
+        "and the top-k precision against chance (null without counterfeits); ``risk`` per "
+        "adversary (blind: k random rows per cluster removed; detector: the k rarest) the "
+        "rows over r_th and maximum serial risk of this release once each cluster's "
+        "published counterfeits are discounted",
     )
     reassociation: dict[str, ReassociationOut] | None = Field(
         None,

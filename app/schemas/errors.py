@@ -1,10 +1,12 @@
-"""The error body every failure answers (API.md), with an example per status."""
+"""The error body every failure answers (docs/api.md), with an example per status."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from app.core.errors import ErrorCode
 
 
 def _error(code: str, message: str, **details: Any) -> dict[str, Any]:
@@ -14,42 +16,51 @@ def _error(code: str, message: str, **details: Any) -> dict[str, Any]:
 #: One example per status, shown in the OpenAPI document.
 ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
     400: _error(
-        "invalid_json", "invalid JSON at line 1, column 19: Expecting value", line=1, column=19
+        ErrorCode.INVALID_JSON,
+        "invalid JSON at line 1, column 19: Expecting value",
+        line=1,
+        column=19,
     ),
-    401: _error("unauthorized", "missing API key: send 'Authorization: Bearer KEY'"),
+    401: _error(ErrorCode.UNAUTHORIZED, "missing API key: send 'Authorization: Bearer KEY'"),
     403: _error(
-        "forbidden",
+        ErrorCode.FORBIDDEN,
         "role 'analyst' may not do this; it needs admin",
         role="analyst",
         required=["admin"],
     ),
-    404: _error("not_found", "no series 'prison-health'", series="prison-health"),
-    409: _error("name_taken", "series 'prison-health' exists", name="prison-health"),
+    404: _error(ErrorCode.NOT_FOUND, "no series 'prison-health'", series="prison-health"),
+    409: _error(ErrorCode.NAME_TAKEN, "series 'prison-health' exists", name="prison-health"),
     413: _error(
-        "payload_too_large", "the body exceeds the limit of 268435456 bytes", limit=268435456
+        ErrorCode.PAYLOAD_TOO_LARGE,
+        "the body exceeds the limit of 268435456 bytes",
+        limit=268435456,
     ),
     415: _error(
-        "unsupported_media_type",
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
         "content type 'application/xml' is not accepted; use "
         "one of application/json, text/plain, text/csv",
         content_type="application/xml",
         accepted=["application/json", "text/plain", "text/csv"],
     ),
     422: _error(
-        "invalid_corpus",
+        ErrorCode.INVALID_CORPUS,
         "line 3: term 'HIV\\u200b' contains U+200B (ZERO WIDTH SPACE)",
         line=3,
         field="terms",
         column=4,
     ),
-    503: _error("not_ready", "database unreachable", reason="OperationalError"),
+    503: _error(ErrorCode.NOT_READY, "database unreachable", reason="OperationalError"),
 }
 
 
 class ErrorDetail(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [ERROR_EXAMPLES[422]["error"]]})
 
-    code: str = Field(examples=["invalid_corpus"])
+    code: ErrorCode = Field(
+        examples=[ErrorCode.INVALID_CORPUS],
+        description="Machine-readable and stable; every value is explained in docs/api.md, "
+        '"Errors"',
+    )
     message: str = Field(examples=["line 3 has no terms"])
     details: dict[str, Any] = Field(default_factory=dict, examples=[{"line": 3, "field": "terms"}])
 

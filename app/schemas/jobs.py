@@ -93,6 +93,6 @@ class JobOut(BaseModel):
     )
     suppressed: dict[str, int] | None = Field(
         None,
-        description="Copies of each private term suppressed as the last resort (SPEC 5), for "
+        description="Copies of each private term suppressed as the last resort (design.md §5), for "
         "the publisher that posted the job, auditors and admins; never in the public release",
     )

@@ -31,7 +31,7 @@ class ClusterLedgerOut(BaseModel):
     fp1: int = Field(description="Counterfeits FP1 added (published in the cluster's count)")
     fp2: int = Field(description="Counterfeits FP2 and the post-condition added (never published)")
     suppressed: dict[str, int] = Field(
-        description="Copies of each private term suppressed from this cluster (SPEC 5)"
+        description="Copies of each private term suppressed from this cluster (design.md §5)"
     )
 
 
@@ -68,7 +68,7 @@ class LedgerOut(BaseModel):
     )
     suppressed: dict[str, int] = Field(
         description="Copies of each private term suppressed from the release, global bag "
-        "included (SPEC 5)"
+        "included (design.md §5)"
     )
     randomness: dict[str, Any] = Field(
         default_factory=dict,

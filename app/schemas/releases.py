@@ -7,6 +7,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.errors import WarningCode
 from app.schemas.jobs import JobOut
 from app.schemas.risk import RiskSummary
 from app.schemas.terms import Term, Text
@@ -93,8 +94,9 @@ class ClusterOut(BaseModel):
     private_terms: dict[str, int]
     global_share: dict[str, int]
     counterfeits: int = Field(
-        description="How many of the cluster's rows are counterfeits, every one (BP, FP1, "
-        "FP2 and the repair's), never which"
+        description="How many of the cluster's rows are BP's and FP1's counterfeits, never "
+        "which (the paper's section 3.2); FP2's and the repair's are counted only in the "
+        "release's counterfeit_rows"
     )
 
 
@@ -134,7 +136,7 @@ class ReleaseOut(BaseModel):
     params: dict[str, Any]
     n_rows: int
     population_rates: dict[str, float] = Field(
-        description="Per private term s, ss(s, T^μ) of SPEC 3: every published copy of s "
+        description="Per private term s, ss(s, T^μ) of design.md §3: every published copy of s "
         "(cluster segments and global bag, counterfeit copies included) over every "
         "published row (counterfeit rows included), fixed after FP1 (FP2's rows come after; "
         "a term the repair lifts has its rate raised to follow). The base of the serial risk "
@@ -147,9 +149,9 @@ class ReleaseOut(BaseModel):
         description="Kanony: counterfeit copies in the global bag (copies, not rows); 0 else"
     )
     counterfeit_rows: int = Field(
-        description="Every counterfeit row of the release, the sum of its clusters' "
-        "counterfeits (BP, FP1, FP2 and the repair's alike); n_rows minus it is the "
-        "snapshot's row count"
+        description="Every counterfeit row of the release (BP, FP1, FP2 and the repair's "
+        "alike): n_rows minus it is the snapshot's row count. The clusters' counterfeits "
+        "sum to BP's and FP1's only (releases stored before this total print that sum)"
     )
     clusters: list[ClusterOut]
 
@@ -215,13 +217,13 @@ class PublishResult(BaseModel):
         examples=[
             [
                 {
-                    "code": "term_folds_onto_private_term",
+                    "code": WarningCode.TERM_FOLDS_ONTO_PRIVATE_TERM,
                     "term": "hiv",
                     "private_term": "HIV",
                     "treated_as": "private",
                 },
                 {
-                    "code": "private_term_published_earlier",
+                    "code": WarningCode.PRIVATE_TERM_PUBLISHED_EARLIER,
                     "term": "mansl",
                     "releases": "1,2",
                     "rows": "3",

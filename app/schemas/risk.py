@@ -59,13 +59,13 @@ class RiskSummary(BaseModel):
     perturbation: Perturbation
     suppressed: dict[str, int] | None = Field(
         None,
-        description="Copies of each private term suppressed as the last resort (SPEC 5); "
+        description="Copies of each private term suppressed as the last resort (design.md §5); "
         "auditors and admins only, null for other roles",
     )
     private_terms_in_clear: dict[str, int] = Field(
         default_factory=dict,
         description="Terms private now that this release printed in clear, before a later "
-        "release made them private (API.md: private terms may grow): rows that print each. "
+        "release made them private (docs/api.md: private terms may grow): rows that print each. "
         "Those rows stay public; releases from the one that made a term private on print it "
         "in no row",
         examples=[{"mansl": 2}],

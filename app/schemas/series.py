@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.errors import WarningCode
 from app.io.terms import PrivateMatch
 from app.methods.registry import method_names
 from app.schemas.terms import Term
@@ -74,5 +75,5 @@ class SeriesOut(BaseModel):
         description="What makes the series' releases weaker than they could be: "
         "publisher_seed when params.seed is set (every random choice of every "
         "release then follows from it; the seed itself is never echoed)",
-        examples=[[{"code": "publisher_seed", "message": "params.seed is set: …"}]],
+        examples=[[{"code": WarningCode.PUBLISHER_SEED, "message": "params.seed is set: …"}]],
     )

@@ -1,4 +1,4 @@
-"""API keys and roles (API.md "Roles and keys")."""
+"""API keys and roles (docs/api.md "Roles and keys")."""
 
 from __future__ import annotations
 

@@ -157,7 +157,7 @@ def _publish_in_child(
     share_rows(release)
     packed = pack_release(release, publication.ledger)
     # Disassociation's result (the chunks' alignment with their records) crosses too: it is
-    # the ground truth of the job's semantic audit, kept in memory only (SPEC 11).
+    # the ground truth of the job's semantic audit, kept in memory only (design.md §11).
     conn.send(
         (
             "result",

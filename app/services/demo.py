@@ -1,6 +1,6 @@
 """The ``serialpub demo``: a few generated yearly snapshots published end to end over HTTP.
 
-Snapshots are made the SeGen way (SPEC section 10): each year keeps 40% of the previous one
+Snapshots are made the SeGen way (design.md §10): each year keeps 40% of the previous one
 and adds fresh transactions, so the releases overlap and serial risk has something to do.
 
 The service runs in this process (uvicorn on a free loopback port) and the demo calls it with

@@ -1,6 +1,6 @@
 """Private terms that earlier releases of a series printed in clear (review item 4).
 
-Private terms may grow with a release (API.md, ``private_terms`` of a POST). The releases
+Private terms may grow with a release (docs/api.md, ``private_terms`` of a POST). The releases
 before it published the term in their rows, as any other non-private term: those rows are
 public and stay so. From that release on the core prints it in no row (the counterfeit rows,
 which copy terms from earlier releases, included); the service tells the publisher and
@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from app.core.errors import WarningCode
 from app.core.model import PublishedRelease
 from app.io.terms import PrivateMatch, PrivateMatcher
 
 __all__ = ["PUBLISHED_EARLIER", "printed_in_clear", "published_earlier_warnings", "rows_in_clear"]
 
 #: The warning's code (``PublishResult.warnings``, the job's report and ``warnings``).
-PUBLISHED_EARLIER = "private_term_published_earlier"
+PUBLISHED_EARLIER = WarningCode.PRIVATE_TERM_PUBLISHED_EARLIER
 
 
 def rows_in_clear(

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.core.errors import InvalidCorpus
+from app.core.errors import ErrorCode, InvalidCorpus
 from app.core.validation import MAX_TERM_LENGTH
 from app.errors import BadRequest, PayloadTooLarge, Unprocessable, UnsupportedMediaType, from_core
 from app.io.compact import CompactCorpus, CorpusBuilder, Limits
@@ -79,7 +79,7 @@ def media_type(content_type: str | None) -> str:
             raise UnsupportedMediaType(
                 f"charset {charset!r} is not accepted; send UTF-8 (charset=utf-8)",
                 {"charset": charset, "accepted": ["utf-8"]},
-                code="unsupported_charset",
+                code=ErrorCode.UNSUPPORTED_CHARSET,
             )
     return base
 
@@ -93,7 +93,7 @@ def _inflater(content_encoding: str | None) -> Any:
     raise UnsupportedMediaType(
         f"content encoding {encoding!r} is not accepted; use gzip or none",
         {"content_encoding": encoding, "accepted": ["gzip", "identity"]},
-        code="unsupported_content_encoding",
+        code=ErrorCode.UNSUPPORTED_CONTENT_ENCODING,
     )
 
 
@@ -127,7 +127,7 @@ class _Body:
                 yield self._inflate.decompress(self._inflate.unconsumed_tail, _INFLATE_STEP)
         except zlib.error as exc:
             raise BadRequest(
-                f"the gzip body cannot be decoded: {exc}", {}, code="invalid_encoding"
+                f"the gzip body cannot be decoded: {exc}", {}, code=ErrorCode.INVALID_ENCODING
             ) from None
 
     async def chunks(self) -> AsyncIterator[bytes]:
@@ -142,7 +142,7 @@ class _Body:
                 self.hash.update(data)
                 yield data
         if self._inflate is not None and not self._inflate.eof:
-            raise BadRequest("the gzip body is truncated", {}, code="invalid_encoding")
+            raise BadRequest("the gzip body is truncated", {}, code=ErrorCode.INVALID_ENCODING)
 
     async def blocks(self, max_line: int) -> AsyncIterator[tuple[int, str]]:
         """Decoded complete lines (joined by newlines), a chunk at a time, with the number of
@@ -163,7 +163,7 @@ class _Body:
                 raise Unprocessable(
                     f"line {number + 1}: longer than {max_line} bytes",
                     {"line": number + 1, "limit": max_line},
-                    code="invalid_corpus",
+                    code=ErrorCode.INVALID_CORPUS,
                 )
         if pending:
             yield number + 1, _decode(bytes(pending), number)
@@ -181,7 +181,7 @@ def _decode(block: bytes, before: int) -> str:
         raise BadRequest(
             f"line {line}: bytes that are not UTF-8 at column {column}",
             {"line": line, "column": column},
-            code="invalid_encoding",
+            code=ErrorCode.INVALID_ENCODING,
         ) from None
 
 
@@ -272,7 +272,7 @@ def _bad_line(line: str, index: int, number: int) -> Unprocessable:
     return Unprocessable(
         f"line {number}: {describe(line[index])} at column {index + 1}",
         {"line": number, "column": index + 1},
-        code="invalid_corpus",
+        code=ErrorCode.INVALID_CORPUS,
     )
 
 
@@ -301,7 +301,9 @@ def _csv_cells(line: str, number: int) -> list[str]:
     try:
         return next(csv.reader([line], strict=True), [])
     except csv.Error as exc:
-        raise BadRequest(f"line {number}: {exc}", {"line": number}, code="invalid_csv") from None
+        raise BadRequest(
+            f"line {number}: {exc}", {"line": number}, code=ErrorCode.INVALID_CSV
+        ) from None
 
 
 def _csv_header(cells: list[str]) -> list[str]:
@@ -312,7 +314,7 @@ def _csv_header(cells: list[str]) -> list[str]:
             "line 1: the CSV header needs a 'terms' column and may add 'individual' and "
             f"'cluster', each once (got {', '.join(columns) or 'nothing'})",
             {"line": 1, "columns": columns},
-            code="invalid_csv",
+            code=ErrorCode.INVALID_CSV,
         )
     return columns
 
@@ -324,7 +326,7 @@ def _csv_record(builder: CorpusBuilder, columns: list[str], cells: list[str], nu
         raise BadRequest(
             f"line {number}: {len(cells)} fields, the header has {len(columns)}",
             {"line": number},
-            code="invalid_csv",
+            code=ErrorCode.INVALID_CSV,
         )
     record = dict(zip(columns, cells, strict=True))
     terms = record["terms"].split(";")
@@ -351,7 +353,9 @@ async def _read_json(body: _Body, builder: CorpusBuilder) -> tuple[str | None, l
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise BadRequest(
-            f"line {line}: bytes that are not UTF-8", {"line": line}, code="invalid_encoding"
+            f"line {line}: bytes that are not UTF-8",
+            {"line": line},
+            code=ErrorCode.INVALID_ENCODING,
         ) from None
     del raw
     try:
@@ -360,13 +364,13 @@ async def _read_json(body: _Body, builder: CorpusBuilder) -> tuple[str | None, l
         raise BadRequest(
             f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
             {"line": exc.lineno, "column": exc.colno},
-            code="invalid_json",
+            code=ErrorCode.INVALID_JSON,
         ) from None
     except RecursionError:
         # The C decoder recurses once per level: a body of 100,000 brackets is refused as
         # such (it answered 500), and nothing the API reads is nested that deep.
         raise BadRequest(
-            "invalid JSON: nested too deeply", {"reason": "nesting"}, code="invalid_json"
+            "invalid JSON: nested too deeply", {"reason": "nesting"}, code=ErrorCode.INVALID_JSON
         ) from None
     del text
     items = _json_shape(data)
@@ -388,20 +392,22 @@ def _json_shape(data: object) -> list[Any]:
     """The ``transactions`` list of a JSON body; 422 naming the field otherwise."""
     if not isinstance(data, dict):
         raise Unprocessable(
-            "body: expected a JSON object with 'transactions'", {"loc": []}, code="invalid_body"
+            "body: expected a JSON object with 'transactions'",
+            {"loc": []},
+            code=ErrorCode.INVALID_BODY,
         )
     unknown = sorted(set(data) - _JSON_KEYS)
     if unknown:
         raise Unprocessable(
             f"{unknown[0]}: extra inputs are not permitted",
             {"loc": [unknown[0]]},
-            code="invalid_body",
+            code=ErrorCode.INVALID_BODY,
         )
     items = data.get("transactions")
     if not isinstance(items, list):
         message = "field required" if items is None else "input should be a valid list"
         raise Unprocessable(
-            f"transactions: {message}", {"loc": ["transactions"]}, code="invalid_body"
+            f"transactions: {message}", {"loc": ["transactions"]}, code=ErrorCode.INVALID_BODY
         )
     return items
 
@@ -413,4 +419,4 @@ def _json_error(exc: ValidationError, prefix: list[str | int]) -> Unprocessable:
     if len(loc) >= 2 and loc[0] == "transactions" and isinstance(loc[1], int):
         details["item"] = loc[1]
     where = ".".join(str(p) for p in loc) or "body"
-    return Unprocessable(f"{where}: {first['msg']}", details, code="invalid_body")
+    return Unprocessable(f"{where}: {first['msg']}", details, code=ErrorCode.INVALID_BODY)

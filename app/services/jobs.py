@@ -18,7 +18,7 @@ from typing import Any
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.errors import CoreError
+from app.core.errors import CoreError, ErrorCode
 from app.core.history import SeriesHistory
 from app.core.model import Publication, PublishedRelease, ReleaseLedger
 from app.db.base import utcnow
@@ -55,7 +55,7 @@ _log = logger("serialpub.jobs")
 
 #: The error of a job cancelled by ``DELETE /v1/jobs/{id}``.
 CANCELLED: dict[str, Any] = {
-    "code": "job_cancelled",
+    "code": ErrorCode.JOB_CANCELLED,
     "message": "the job was cancelled",
     "details": {},
 }
@@ -97,7 +97,7 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
                 runtime,
                 job_id,
                 {
-                    "code": "internal_error",
+                    "code": ErrorCode.INTERNAL_ERROR,
                     "message": "the publication failed unexpectedly",
                     "details": {},
                 },
@@ -127,7 +127,7 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
                 job,
                 "failed",
                 error={
-                    "code": "job_interrupted",
+                    "code": ErrorCode.JOB_INTERRUPTED,
                     "message": f"the job was interrupted {job.attempts} times; giving up",
                     "details": {"attempts": job.attempts},
                 },
@@ -158,7 +158,7 @@ async def _publish(
     series = await session.get(Series, job.series_id)
     payload = await repo.payload(job_id)
     if series is None or payload is None:
-        raise AppError("the job's series or input is gone", code="job_input_missing")
+        raise AppError("the job's series or input is gone", code=ErrorCode.JOB_INPUT_MISSING)
     started = time.perf_counter()
     history, release_ids = await load_keyed_history(session, series)
     load_seconds = time.perf_counter() - started
@@ -173,7 +173,7 @@ async def _publish(
     flusher.cancel()
     await write_progress(runtime.db, job_id, tracker)
     release_id = await _store(session, series, job, publication, private_terms)
-    # SPEC 11: the series' semantic audit, in this transaction, before ``finish`` drops the
+    # design.md §11: the series' semantic audit, in this transaction, before ``finish`` drops the
     # raw snapshot (the ground truth).
     await audit_publication(session, runtime, series, job, publication, release_id, tracker)
     seconds = _phase_seconds(job.phase_seconds, load_seconds, compute_seconds, tracker.close())

@@ -1,6 +1,6 @@
 """The ledger of a release: its private side aligned with the public rows (auditors, admins).
 
-An auditor checks counterfeit rates and the semantic attack (SPEC 11) against it without
+An auditor checks counterfeit rates and the semantic attack (design.md §11) against it without
 trusting the publisher's summaries: the flags follow the row order of the public release.
 """
 

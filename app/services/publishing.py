@@ -14,7 +14,7 @@ from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import pipeline
-from app.core.errors import CoreError
+from app.core.errors import CoreError, ErrorCode, WarningCode
 from app.core.history import SeriesHistory
 from app.core.model import Publication
 from app.db.base import utcnow
@@ -95,7 +95,7 @@ async def create_job(
                 raise Conflict(
                     "this Idempotency-Key was used with a different request",
                     {"idempotency_key": idempotency_key},
-                    code="idempotency_key_reused",
+                    code=ErrorCode.IDEMPOTENCY_KEY_REUSED,
                 )
             job = await repo.get(existing.job_id)
             assert job is not None
@@ -154,7 +154,7 @@ async def cancel_job(session: AsyncSession, job_id: uuid.UUID) -> Job:
         raise Conflict(
             f"job {job_id} has already {job.status}; there is nothing to cancel",
             {"id": str(job_id), "status": job.status},
-            code="job_finished",
+            code=ErrorCode.JOB_FINISHED,
         )
     if job.procrastinate_job_id is not None:
         # 'todo' becomes 'cancelled'; 'doing' gets abort_requested, which its worker hears
@@ -245,6 +245,8 @@ async def _compute(
     # The core's own (a disclosing population rate); the seed's comes with the series'.
     found = publication.report.get("warnings")
     warnings += [
-        w for w in (found if isinstance(found, list) else []) if w.get("code") != "publisher_seed"
+        w
+        for w in (found if isinstance(found, list) else [])
+        if w.get("code") != WarningCode.PUBLISHER_SEED
     ]
     return publication, warnings

@@ -1,4 +1,4 @@
-"""The public view of releases: lists, summaries and loading (SPEC section 3).
+"""The public view of releases: lists, summaries and loading (design.md §3).
 
 Their JSON and NDJSON are stored bytes: :mod:`app.services.renderings`.
 """
@@ -12,6 +12,7 @@ from app.db.models import Release, Series
 from app.db.repositories.release_load import load_releases
 from app.db.repositories.releases import ReleaseRepository
 from app.errors import NotFound
+from app.io.public import public_counterfeit_rows
 from app.schemas.releases import ReleaseListItem, ReleaseSummary
 from app.services.history import attach_layouts
 
@@ -59,5 +60,5 @@ def summary(release: PublishedRelease, method: str) -> ReleaseSummary:
         method=method,
         n_rows=release.n_rows,
         n_clusters=release.n_clusters,
-        counterfeits=sum(c.counterfeits for c in release.clusters) + release.global_counterfeits,
+        counterfeits=public_counterfeit_rows(release) + release.global_counterfeits,
     )

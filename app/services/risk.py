@@ -1,4 +1,4 @@
-"""Serial risk, covers and the statistics file, computed on demand by the core (SPEC 4, 6).
+"""Serial risk, covers and the statistics file, computed on demand by the core (design.md §4, 6).
 
 Risk depends on every release of the series, so results are cached per (series, number of
 releases, release, r_th): publishing a new release changes the key, nothing else can.
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.errors import ErrorCode
 from app.core.model import PublishedRelease
 from app.core.params import PublishParams
 from app.core.risk.assess import ReleaseRisk, assess_release
@@ -20,6 +21,7 @@ from app.db.models import Release, Series
 from app.db.repositories.releases import ReleaseRepository
 from app.db.repositories.statistics import statistics_of
 from app.errors import NotFound
+from app.io.public import public_counterfeit_rows
 from app.schemas.risk import (
     CoverEntryOut,
     HistogramBin,
@@ -87,7 +89,7 @@ def risk_summary(
     suppressed: dict[str, int] | None = None,
     in_clear: dict[str, int] | None = None,
 ) -> RiskSummary:
-    """The API.md risk body from a core ``ReleaseRisk``; ``in_clear``: rows of the release
+    """The docs/api.md risk body from a core ``ReleaseRisk``; ``in_clear``: rows of the release
     that print a term private as of now, per term (:func:`in_clear_as_of_now`)."""
     return RiskSummary(
         release_no=release.release_no,
@@ -114,7 +116,8 @@ def in_clear_as_of_now(series: Series, release: PublishedRelease) -> dict[str, i
 
 
 def public_counterfeits(release: PublishedRelease) -> int:
-    return sum(c.counterfeits for c in release.clusters) + release.global_counterfeits
+    """Counterfeit rows and bag counterfeits the release publishes (its total, issue 19)."""
+    return public_counterfeit_rows(release) + release.global_counterfeits
 
 
 async def counterfeits_for(
@@ -250,7 +253,7 @@ async def statistics(
         raise NotFound(
             f"series {series.name!r} uses {series.method}, which keeps no statistics file",
             {"series": series.name},
-            code="no_statistics_file",
+            code=ErrorCode.NO_STATISTICS_FILE,
         )
     from app.core.variants.wong import breach_probability
 

@@ -1,4 +1,4 @@
-"""The semantic audit of a series (SPEC 11, issue 11): its background corpus, the attack each
+"""The semantic audit of a series (design.md §11, issue 11): its background corpus, the attack each
 publication job runs while the raw snapshot still exists, and the report kept for auditors.
 
 The job calls :func:`audit_publication` once, after the release is stored and before the job
@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.attacks.release_audit import audit_report, published_background, skipped_report
 from app.core.attacks.settings import AuditSettings, parse_audit_settings
+from app.core.errors import ErrorCode
 from app.core.model import Publication, PublishedRelease, Transaction
 from app.db.models import Job, Series
 from app.db.repositories.attacks import AttackRepository
@@ -106,8 +107,9 @@ async def _audit(
     started = time.perf_counter()
     payload = await JobRepository(session).payload(job.id)
     if payload is None:
-        raise AppError("the job's input is gone before its audit", code="job_input_missing")
-    background = await _background(session, series, settings, publication.release, release_id)
+        raise AppError("the job's input is gone before its audit", code=ErrorCode.JOB_INPUT_MISSING)
+    published = await _series_releases(session, series, publication.release, release_id)
+    background = await _background(session, series, settings, published)
     if background is None:
         return skipped_report("no_background_uploaded", settings, 0)
 
@@ -132,6 +134,8 @@ async def _audit(
             series_seed=_series_seed(series),
             progress=progress,
             disassociation=publication.disassociation,
+            series=published,
+            r_th=_r_th(series),
         )
 
     try:
@@ -161,12 +165,29 @@ def _transactions(corpus: CompactCorpus, series: Series, extra: Sequence[str]) -
     return transactions
 
 
+def _r_th(series: Series) -> float | None:
+    # The Anony family's threshold; a method without one gets no detector-aware risk.
+    value = getattr(effective_params(series), "r_th", None)
+    return float(value) if value is not None else None
+
+
+async def _series_releases(
+    session: AsyncSession, series: Series, release: PublishedRelease, release_id: int
+) -> list[PublishedRelease]:
+    """The series' public releases up to this one, which is last (what every analyst holds
+    once it is out): the published background and the frequency detector's counts."""
+    earlier = [m for m in await ReleaseRepository(session).list(series.id) if m.id != release_id]
+    releases = await load_releases(session, earlier)
+    # Disassociated releases publish chunks, not rows: their layouts are the background.
+    await attach_layouts(session, series.method, earlier, releases)
+    return [*releases, release]
+
+
 async def _background(
     session: AsyncSession,
     series: Series,
     settings: AuditSettings,
-    release: PublishedRelease,
-    release_id: int,
+    published: Sequence[PublishedRelease],
 ) -> list[list[str]] | None:
     """The attacker's background: the series' public rows up to this release (what every
     analyst holds once it is out), or the uploaded corpus (``None`` when there is none)."""
@@ -178,11 +199,7 @@ async def _background(
         return await asyncio.to_thread(
             lambda: [sorted(t.terms) for t in _transactions(decode_corpus(payload), series, [])]
         )
-    earlier = [m for m in await ReleaseRepository(session).list(series.id) if m.id != release_id]
-    releases = await load_releases(session, earlier)
-    # Disassociated releases publish chunks, not rows: their layouts are the background.
-    await attach_layouts(session, series.method, earlier, releases)
-    return published_background([*releases, release])
+    return published_background(published)
 
 
 async def upload_background(session: AsyncSession, series: Series, corpus: Corpus) -> BackgroundOut:
@@ -209,7 +226,7 @@ async def attack_report(session: AsyncSession, series: Series, release_no: int) 
         raise NotFound(
             f"no semantic audit ran for release {release_no} of {series.name!r}",
             where,
-            code="no_attack_report",
+            code=ErrorCode.NO_ATTACK_REPORT,
         )
     return AttackReportOut(
         series=series.name, release_no=release_no, created_at=kept.created_at, **kept.report

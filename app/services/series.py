@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.attacks.settings import parse_audit_settings
-from app.core.errors import InvalidCorpus, InvalidParameter
+from app.core.errors import ErrorCode, InvalidCorpus, InvalidParameter
 from app.core.randomness import seed_warning
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Series
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-#: The series parameter that is not a method's (SPEC 11): validated and echoed on its own.
+#: The series parameter that is not a method's (design.md §11): validated and echoed on its own.
 AUDIT_PARAM = "semantic_audit"
 
 
@@ -91,7 +91,9 @@ async def create_series(session: AsyncSession, body: SeriesCreate) -> Series:
     repo = SeriesRepository(session)
     await xact_lock(session, LockSpace.POST, f"series-name:{body.name}")
     if await repo.get_by_name(body.name) is not None:
-        raise Conflict(f"series {body.name!r} exists", {"name": body.name}, code="name_taken")
+        raise Conflict(
+            f"series {body.name!r} exists", {"name": body.name}, code=ErrorCode.NAME_TAKEN
+        )
     series = Series(
         name=body.name,
         method=body.method,
@@ -103,7 +105,7 @@ async def create_series(session: AsyncSession, body: SeriesCreate) -> Series:
         return await repo.add(series)
     except IntegrityError:
         raise Conflict(
-            f"series {body.name!r} exists", {"name": body.name}, code="name_taken"
+            f"series {body.name!r} exists", {"name": body.name}, code=ErrorCode.NAME_TAKEN
         ) from None
 
 

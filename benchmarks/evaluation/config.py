@@ -1,4 +1,4 @@
-"""What an evaluation run covers: settings, sweeps, methods and corpora (SPEC 10).
+"""What an evaluation run covers: settings, sweeps, methods and corpora (design.md §10).
 
 A *setting* is one SeGen configuration ``(sz, rep, r_th)``; a *sweep* varies one of the three
 around the defaults (the paper's Figures 6-9 each have an ``sz``, a ``rep`` and an ``r_th``

@@ -86,7 +86,7 @@ def _risk_section(plan: Plan, summaries: list[dict[str, Any]]) -> list[str]:
         "",
         "Rows whose serial risk exceeds r_th, summed over the releases of the series, each "
         "release judged against every other one (`app.core.risk.assess.assess_series`, "
-        "SPEC 4 as written), then the same count by the auditors' reference judge "
+        "design.md §4 as written), then the same count by the auditors' reference judge "
         "(`../shared/auditor/judge.py` run on the public JSON; `-` where it was not at "
         "hand). Mean over seeds (min-max).",
         "",
@@ -167,7 +167,7 @@ def _counterfeit_section(
             )
     lines += _table(header, rows)
     lines += [
-        "Suppressed copies (SPEC 5, the last resort) / private copies of the snapshots, "
+        "Suppressed copies (design.md §5, the last resort) / private copies of the snapshots, "
         "over the series (mean over seeds):",
         "",
     ]

@@ -1,4 +1,4 @@
-"""The worked example of the paper (Tables 1 and 4; SPEC section 4) as API bodies."""
+"""The worked example of the paper (Tables 1 and 4; design.md §4) as API bodies."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Keys and roles (API.md "Roles and keys"), series, operations and the OpenAPI document."""
+"""Keys and roles (docs/api.md "Roles and keys"), series, operations and the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ async def test_openapi_says_what_population_rates_are_and_names_every_warning(
     client: httpx.AsyncClient,
 ) -> None:
     """population_rates were undescribed, and the disclosing_population_rate warning of
-    351dae3 was named in the README only (API.md: the OpenAPI document describes it all)."""
+    351dae3 was named in the README only (docs/api.md: the OpenAPI document describes it all)."""
     schemas = (await client.get("/openapi.json")).json()["components"]["schemas"]
     rates = schemas["ReleaseOut"]["properties"]["population_rates"]["description"]
     assert "ss(s, T^μ)" in rates and "disclosing_population_rate" in rates

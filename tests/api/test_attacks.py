@@ -1,4 +1,4 @@
-"""The semantic audit over HTTP (SPEC 11, issue 11 item 4): the series parameter, the
+"""The semantic audit over HTTP (design.md §11, issue 11 item 4): the series parameter, the
 report the publication job keeps, who reads it, the background upload, all or nothing."""
 
 from __future__ import annotations
@@ -100,6 +100,14 @@ async def test_each_job_keeps_an_attack_report_for_auditors(client: httpx.AsyncC
         # Companion terms give the attack away: it beats random placement.
         assert best["share"] > report["private_copies"]["random"]["random_expected"]
         assert report["seconds"] > 0
+        # The frequency detector over the series so far: blind and detector discounts of
+        # this release (issue 20); ``perfect`` only while the job holds every ledger (its
+        # own: release 1).
+        frequency = report["frequency"]
+        assert frequency["score"] == "rarity" and frequency["r_th"] > 0
+        perfect = {"perfect"} if number == 1 else set()
+        assert set(frequency["risk"]) == {"blind", "detector", *perfect}
+        assert frequency["risk"]["detector"]["release_no"] == number
         # Aggregates only: no term of the corpus, public or private, is in the report.
         text = response.text
         assert not [t for t in [*TOPICS, *NOISE, *sum(TOPICS.values(), [])] if t in text]

@@ -1,4 +1,4 @@
-"""Every bad input of API.md: its status, an error body naming the fault, nothing stored."""
+"""Every bad input of docs/api.md: its status, an error body naming the fault, nothing stored."""
 
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ def check_release(release: dict[str, Any], records: list[list[str]]) -> None:
 async def test_disassociation_series_end_to_end(client: httpx.AsyncClient) -> None:
     series = await create_series(client, "clicks", method="disassociation", params=PARAMS)
     assert series["method"] == "disassociation"
-    # Every series echoes its semantic audit settings (SPEC 11), off unless asked for.
+    # Every series echoes its semantic audit settings (design.md §11), off unless asked for.
     audit = series["params"].pop("semantic_audit")
     assert audit["enabled"] is False
     assert series["params"] == {**PARAMS, "vertical": "shared", "refine": True}

@@ -1,4 +1,4 @@
-"""Wong's statistics file through the auditor endpoint (SPEC section 6)."""
+"""Wong's statistics file through the auditor endpoint (design.md §6)."""
 
 from __future__ import annotations
 

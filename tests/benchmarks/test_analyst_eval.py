@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from app.io.corpora import BMS_WEBVIEW_1, find_corpus, missing
 from benchmarks.analyst_eval import NOTES, main
-from benchmarks.soundness import DATA, JUDGE
+from benchmarks.soundness import JUDGE
 
-pytestmark = pytest.mark.skipif(
-    not (DATA / "bms-webview-1.dat").exists(), reason="needs ../shared/data/bms-webview-1.dat"
-)
+pytestmark = pytest.mark.skipif(find_corpus(BMS_WEBVIEW_1) is None, reason=missing(BMS_WEBVIEW_1))
 
 
 def test_a_tiny_series_is_read_through_the_reader(tmp_path: Path) -> None:

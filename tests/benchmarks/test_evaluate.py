@@ -1,5 +1,5 @@
-"""The evaluation harness (SPEC 10, ``benchmarks.evaluate``): formula 21, reconstructions, and a
-tiny end-to-end run (1% of BMS-WebView-1 when the data folder is there, else a synthetic
+"""The evaluation harness (design.md §10, ``benchmarks.evaluate``): formula 21, reconstructions,
+and a tiny end-to-end run (1% of BMS-WebView-1 when the data folder is there, else a synthetic
 corpus; 3 releases) whose JSON, markdown and PNG outputs must exist and be sane."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from app.core.model import PublishedCluster, PublishedRelease
+from app.io.corpora import BMS_WEBVIEW_1, corpora_dir, find_corpus
 from benchmarks.evaluate import main
 from benchmarks.evaluation.config import method_params
 from benchmarks.evaluation.figures import FIGURES
 from benchmarks.evaluation.utility import inv_value_terms, published_supports, relative_error
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 CORE = ("anony", "sanony", "wong")
 
 
@@ -51,10 +51,10 @@ def test_published_supports_count_rows_and_reconstruct_private_terms() -> None:
 
 
 def _corpus_args() -> tuple[list[str], bool]:
-    if (DATA / "bms-webview-1.dat").exists():
+    if find_corpus(BMS_WEBVIEW_1) is not None:
         return [
             "--data-dir",
-            str(DATA),
+            str(corpora_dir()),
             "--corpora",
             "B1",
             "--default-sz",
@@ -151,7 +151,7 @@ def test_inv_values_are_decoded_before_reconstruction() -> None:
 
 
 def test_anony_r_th_reaches_sanony_and_kanony_only() -> None:
-    assert method_params("sanony", 8.0, 10, 1).anony_r_th is None  # default: r_th (SPEC)
+    assert method_params("sanony", 8.0, 10, 1).anony_r_th is None  # default: 3/8 of r_th
     assert method_params("sanony", 8.0, 10, 1, anony_r_th=2).anony_r_th == 2.0
     assert method_params("kanony", 8.0, 10, 1, anony_r_th=2).anony_r_th == 2.0
     assert method_params("sanony", 4.0, 10, 1, anony_r_th=6).anony_r_th == 4.0  # capped at r_th

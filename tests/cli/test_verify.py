@@ -160,4 +160,36 @@ def test_random_shuffles_do_not_change_the_verdict(tmp_path: Path) -> None:
             rng.shuffle(cluster["rows"])
         f.write_text(json.dumps(document))
     _, after = _verify(str(out))
+    # The frequency detector's adversaries break ties (and the blind one picks) at random by
+    # position: their figures may move; the paper's risk may not.
+    before.pop("frequency")
+    after.pop("frequency")
     assert before == after
+
+
+def test_verify_reports_the_frequency_detector(tmp_path: Path) -> None:
+    out = _publish(tmp_path)
+    code, report = _verify(str(out))
+    frequency = report["frequency"]
+    assert code == 0 and frequency["score"] == "rarity"
+    # No ledger: the detector-aware risk (public data only), no AUC, no perfect detector.
+    assert set(frequency["risk"]) == {"blind", "detector"}
+    assert frequency["detection"] == []
+    releases = [r["release_no"] for r in report["releases"]]
+    for risks in frequency["risk"].values():
+        assert [r["release_no"] for r in risks] == releases
+    result = CliRunner().invoke(cli, ["verify", str(out), "--ledger", str(out / "private")])
+    assert result.exit_code == 0, result.output
+    assert "discounted by detector:" in result.stderr
+    frequency = json.loads(result.stdout[: result.stdout.rindex("}") + 1])["frequency"]
+    assert set(frequency["risk"]) == {"blind", "detector", "perfect"}
+    assert [d["release_no"] for d in frequency["detection"]] == releases
+    assert {"rarity", "logistic", "logistic_with_counts"} <= set(frequency["detection"][0]["auc"])
+
+
+def test_verify_refuses_a_ledger_of_another_series(tmp_path: Path) -> None:
+    out = _publish(tmp_path)
+    private = out / "private"
+    (private / "ledger-001.json").write_text((private / "ledger-003.json").read_text())
+    result = CliRunner().invoke(cli, ["verify", str(out), "--ledger", str(private)])
+    assert result.exit_code == 2 and "not the ledger of release 1" in result.output

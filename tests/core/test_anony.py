@@ -1,4 +1,4 @@
-"""Anony (SPEC 2): sanitisation keeps every cluster within r_th, refining is seeded."""
+"""Anony (design.md §2): sanitisation keeps every cluster within r_th, refining is seeded."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Clustering (SPEC 2.1): a deterministic partition into runs of similar rows."""
+"""Clustering (design.md §2.1): a deterministic partition into runs of similar rows."""
 
 from __future__ import annotations
 

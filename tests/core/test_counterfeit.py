@@ -1,4 +1,8 @@
-"""Counterfeit transactions (Definition 14)."""
+"""Counterfeit transactions (Definition 14).
+
+The tests before the twins' (``twins=False``) test Definition 14's fresh rows, which a
+counterfeit is whenever no true row of its cluster can be repeated (``counterfeits: fresh``, or
+no template whose repetition leaves every overlap as it is)."""
 
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ def _state(rows: list[tuple[str, ...]], other: list[tuple[str, ...]]) -> SeriesS
 def test_a_counterfeit_is_built_from_the_cluster_terms_and_is_no_row_of_it() -> None:
     rows = [("a", "b"), ("a", "c"), ("a",), ("b", "c")]
     state = _state(rows, [("zz",)])
-    factory = CounterfeitFactory(state, 1, Counter({"a": 3, "b": 2, "c": 2}), seed=1)
+    factory = CounterfeitFactory(state, 1, Counter({"a": 3, "b": 2, "c": 2}), seed=1, twins=False)
     cluster = state.releases[1].clusters[0]
     made = [factory.make(0, cluster) for _ in range(3)]
     for row in made:
@@ -36,7 +40,7 @@ def test_a_counterfeit_is_built_from_the_cluster_terms_and_is_no_row_of_it() -> 
 def test_a_counterfeit_avoids_rows_other_releases_hold_when_it_can() -> None:
     rows = [("a", "b")]
     state = _state(rows, [("a",), ("b",), ("q", "z")])
-    factory = CounterfeitFactory(state, 1, Counter({"a": 1, "b": 1}), seed=3)
+    factory = CounterfeitFactory(state, 1, Counter({"a": 1, "b": 1}), seed=3, twins=False)
     row = factory.make(0, state.releases[1].clusters[0])
     # ("a",) and ("b",) would overlap release 1; ("a", "b") is the cluster's own row: the
     # cluster's and the corpus' terms give nothing fresh, so the series' terms are used.
@@ -46,7 +50,7 @@ def test_a_counterfeit_avoids_rows_other_releases_hold_when_it_can() -> None:
 def test_seeded_counterfeits_are_reproducible() -> None:
     def make(seed: int) -> list[tuple[str, ...]]:
         state = _state([("a", "b", "c", "d")], [("x",)])
-        factory = CounterfeitFactory(state, 1, Counter("abcd"), seed=seed)
+        factory = CounterfeitFactory(state, 1, Counter("abcd"), seed=seed, twins=False)
         cluster = state.releases[1].clusters[0]
         out = []
         for _ in range(4):
@@ -82,7 +86,9 @@ def test_counterfeit_sizes_follow_the_cluster_rows_sizes() -> None:
     true_sizes: list[float] = []
     for seed in range(6):
         state, rows = _synthetic(seed)
-        factory = CounterfeitFactory(state, 1, Counter(t for r in rows for t in r), seed=seed)
+        factory = CounterfeitFactory(
+            state, 1, Counter(t for r in rows for t in r), seed=seed, twins=False
+        )
         cluster = state.releases[1].clusters[0]
         for _ in range(15):
             row = factory.make(0, cluster)
@@ -99,7 +105,7 @@ def test_counterfeit_terms_go_together_like_a_true_row() -> None:
     # Counterfeits follow the corpus' co-occurrence: a counterfeit of several terms draws
     # them from one topic, as the true rows do, not across topics.
     state, rows = _synthetic(7)
-    factory = CounterfeitFactory(state, 1, Counter(t for r in rows for t in r), seed=7)
+    factory = CounterfeitFactory(state, 1, Counter(t for r in rows for t in r), seed=7, twins=False)
     cluster = state.releases[1].clusters[0]
     mixed = total = 0
     for _ in range(30):

@@ -3,7 +3,7 @@
 ``on_infeasible = "escalate"`` (the default) builds a release that the repair and the
 suppression budget leave over ``r_th`` again with coarser clusters, then with suppression
 beyond the budget; whatever it publishes is judged by the same post-condition, and the
-independent oracle (``tests/oracle``, SPEC 4 as written) must find no row over ``r_th``.
+independent oracle (``tests/oracle``, design.md §4 as written) must find no row over ``r_th``.
 ``on_infeasible = "refuse"`` keeps the refusal.
 """
 

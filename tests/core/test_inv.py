@@ -1,4 +1,5 @@
-"""Inv, the m-invariance baseline (app.core.variants.inv; SPEC 9, Sanony paper 4.3, Example 2)."""
+"""Inv, the m-invariance baseline (app.core.variants.inv; design.md §9, Sanony paper 4.3,
+Example 2)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from app.core.model import Publication, Transaction, make_row
 from app.core.params import PublishParams, parse_params
 from app.core.pipeline import publish
 from app.core.variants.inv import NULL_VALUE, publish_inv, sensitive_value, signatures_of
+from app.io.corpora import find_corpus, missing
 from tests.core.paper_example import CORPORA, PRIVATE
-from tests.support.corpora import corpus_path, searched
 
 # Table 1 of the Sanony paper with its people as individuals (Table 3 is its 2-invariant form).
 NAMES = [
@@ -233,7 +234,7 @@ def test_random_series_are_m_invariant_and_publish_every_true_row_once(
     _check_invariance(publications)
 
 
-# --- measurement: counterfeit rates of Inv and Sanony on SeGen series (SPEC 10, Fig. 7a) --
+# --- measurement: counterfeit rates of Inv and Sanony on SeGen series (design.md §10, Fig. 7a) --
 
 
 @pytest.mark.slow
@@ -243,9 +244,9 @@ def test_inv_needs_more_counterfeits_than_sanony_on_segen_series(name: str) -> N
     from app.core.segen import choose_private_terms, segen
     from app.io.corpus import read_corpus
 
-    path = corpus_path(name)
+    path = find_corpus(name)
     if path is None:
-        pytest.skip(searched(name))
+        pytest.skip(missing(name))
     corpus = read_corpus(path)
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=1)
     series = segen(len(corpus), round(0.05 * len(corpus)), 5, 0.4, seed=1)

@@ -1,4 +1,4 @@
-"""Kanony (SPEC 7): categorisation, global-bag invariance, and Sanony's guarantee kept."""
+"""Kanony (design.md §7): categorisation, global-bag invariance, and Sanony's guarantee kept."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_critical_absence_of_tables_5_and_6_is_closed_by_bag_counterfeits() -> N
     # Table 5: herpes (John's) is in release 1's bag, beside COVID-19.
     assert {"herpes", "COVID-19"} <= _bag_terms(kanony[0])
     # Table 6: once John is deleted, herpes leaves the bag of Anony: its signature changes.
-    # (Sanony's BP now balances the whole-release overlap of the literal adversary, SPEC 4,
+    # (Sanony's BP now balances the whole-release overlap of the literal adversary, design.md §4,
     # which on this example happens to keep every term of release 1's bag.)
     assert "herpes" not in _bag_terms(anony[1])
     assert not _bag_terms(anony[0]) <= _bag_terms(anony[1])
@@ -283,7 +283,7 @@ def test_after_kanony_every_row_is_serially_preserving_and_the_bag_is_invariant(
     try:
         releases, publications = _publish("kanony", series.corpora, series.private_terms, raw)
     except PublicationFailed:
-        # Allowed by SPEC 5 (the guard), exactly as for Sanony.
+        # Allowed by design.md §5 (the guard), exactly as for Sanony.
         assume(False)
     assert violations(releases, series.r_th) == []
     retention, min_terms = raw["gb_retention"], raw["gb_min_terms"]

@@ -1,13 +1,13 @@
 """A term made private by a later release is printed in no row of it or of any later one.
 
-Review item 4: private terms may grow with a release (SPEC 1, API.md ``private_terms``).
+Review item 4: private terms may grow with a release (design.md §1, docs/api.md ``private_terms``).
 Earlier releases published the term in clear, and Sanony's counterfeit rows (BP, FP2, the
 repair, Kanony's through Sanony) drew their terms from those rows: 13 rows over 15 small series
 printed the newly private term, often as a counterfeit ``['X']``. Here random small series hold
 ``X`` in clear (and a spelling ``x`` that folds onto it) until a random release makes ``X``
 private; no row of that release or of a later one may hold either, for every method that
 publishes rows. Disassociation is left out: it protects every term alike (k^m-anonymity knows
-no private terms, SPEC 11) and publishes each one in its chunks.
+no private terms, design.md §11) and publishes each one in its chunks.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def growing_series(draw: st.DrawFn) -> GrowingSeries:
 
 
 def _publish(method: str, series: GrowingSeries) -> list[PublishedRelease]:
-    """The releases published before the method refused one (SPEC 5's guard), if it did."""
+    """The releases published before the method refused one (design.md §5's guard), if it did."""
     declared = get_method(method)
     raw = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed}
     params = declared.parse({k: v for k, v in raw.items() if k in declared.parameters})

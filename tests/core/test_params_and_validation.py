@@ -20,6 +20,7 @@ def test_defaults_follow_the_spec() -> None:
         "max_repair_rounds": 200,
         "backward": "where_needed",
         "global_lift": "least",
+        "counterfeits": "blend",
         "forward_perturbation": False,
         "align": True,
         "max_suppression": 0.01,

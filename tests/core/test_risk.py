@@ -1,4 +1,4 @@
-"""The production risk model against the exact oracle (SPEC 4), on random releases."""
+"""The production risk model against the exact oracle (design.md §4), on random releases."""
 
 from __future__ import annotations
 

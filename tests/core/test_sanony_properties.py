@@ -1,4 +1,4 @@
-"""Sanony's guarantee on random small series, judged by the exact oracle of SPEC 4."""
+"""Sanony's guarantee on random small series, judged by the exact oracle of design.md §4."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_after_sanony_every_row_of_every_release_is_serially_preserving(
     try:
         releases = _publish(series, "sanony")
     except PublicationFailed:
-        # Allowed by SPEC 5 (the guard), and rare: see the share test below.
+        # Allowed by design.md §5 (the guard), and rare: see the share test below.
         assume(False)
     assert violations(releases, series.r_th) == []
 
@@ -81,9 +81,11 @@ def test_sanony_publishes_every_true_row_and_counts_its_counterfeits(series: Sma
         )
         assert published_true == true_rows
         for cluster, book in zip(release.clusters, ledger.clusters, strict=True):
-            # Every counterfeit row is counted (issue 19), FP2's and the repair's included.
-            assert cluster.counterfeits == book.bp + book.fp1 + book.fp2
+            # A cluster publishes BP + FP1's rows (design.md §3, issue 20); every counterfeit row,
+            # FP2's and the repair's included, is counted in the release's total (issue 19).
+            assert cluster.counterfeits == book.bp + book.fp1
             assert len(book.counterfeit_rows) == book.bp + book.fp1 + book.fp2
+        assert release.counterfeit_rows == ledger.counterfeit_rows
         history.releases.append(release)
         history.ledgers.append(ledger)
 

@@ -1,4 +1,4 @@
-"""sComp (SPEC 8): P(E, s^d) by hand, the merge loop, and BMS-WebView-1."""
+"""sComp (design.md §8): P(E, s^d) by hand, the merge loop, and BMS-WebView-1."""
 
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ from app.core.variants.scomp import (
     linkability,
     term_probability,
 )
+from app.io.corpora import BMS_WEBVIEW_1, find_corpus, missing
 from tests.core.series_strategies import SmallSeries, small_series
-from tests.support.corpora import corpus_path, searched
 
-DATA = corpus_path("bms-webview-1.dat")
+DATA = find_corpus(BMS_WEBVIEW_1)
 
 
 # -- P(E, s) and P(E, s^d) on hand-computed clusters -----------------------------------------
@@ -189,7 +189,7 @@ def test_after_scomp_every_cluster_passes_and_stays_sanitised(
 # -- BMS-WebView-1 ---------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(DATA is None, reason=searched("bms-webview-1.dat"))
+@pytest.mark.skipif(DATA is None, reason=missing(BMS_WEBVIEW_1))
 def test_bms_webview_1_five_percent_sample() -> None:
     assert DATA is not None
     with DATA.open(encoding="utf-8") as handle:

@@ -3,7 +3,7 @@
 Random small series with, in every release, a popular non-private set held by many rows,
 transactions holding private terms only (the empty non-private set), a private term new to a
 later release, and a term that vanishes and returns. After *every* publication the exact
-oracle (``tests/oracle``, SPEC 4 as written) must find no row of any release over ``r_th``.
+oracle (``tests/oracle``, design.md §4 as written) must find no row of any release over ``r_th``.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def _new_term_series() -> tuple[list[list[Transaction]], frozenset[str]]:
     """Two releases of 40 rows sharing 20 individuals; release 2 brings ``X``, a private term
     no earlier release holds, on two rows outside the overlap: the global composition lifts
     those rows by (N - n_X)/(N - n_X - o) = 38/18, over r_th = 1.6 whatever a counterfeit adds
-    in one step (SPEC 5, "Suppression, the last resort")."""
+    in one step (design.md §5.5, "The post-condition and suppression")."""
     vocabulary = [f"t{i}" for i in range(30)]
 
     def row(i: int) -> frozenset[str]:

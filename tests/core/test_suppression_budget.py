@@ -1,4 +1,4 @@
-"""The suppression budget (SPEC 5, "Suppression, the last resort"; docs/methods.md)."""
+"""The suppression budget (design.md §5.5; docs/methods.md, "Suppression budget")."""
 
 from __future__ import annotations
 

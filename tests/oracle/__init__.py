@@ -1,1 +1,1 @@
-"""Independent test oracles (second implementations written from SPEC.md)."""
+"""Independent test oracles (second implementations written from docs/design.md)."""

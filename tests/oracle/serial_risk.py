@@ -1,11 +1,11 @@
-"""Independent oracle for the adversary's view (SPEC section 4, Sanony paper sections 2.3-2.4).
+"""Independent oracle for the adversary's view (design.md §4, Sanony paper sections 2.3-2.4).
 
 A second implementation of serial risk written from the spec alone, in exact arithmetic
 (:class:`fractions.Fraction` and :func:`math.comb`), so that property tests can judge the
 production code. It imports nothing from ``app.core`` but the data types of ``app.core.model``.
 The only float it touches is a published population rate, converted exactly (``Fraction(rate)``).
 
-The model is the paper's, exactly as an auditor computes it from the public releases (SPEC 4,
+The model is the paper's, exactly as an auditor computes it from the public releases (design.md §4,
 "No weaker adversary"); formula numbers of ``papers/sanony-bewong-2019.txt``:
 
 - a *view* is what the adversary treats as one cluster: a published cluster ``C*`` (its rows,
@@ -25,7 +25,7 @@ The model is the paper's, exactly as an auditor computes it from the public rele
 - the serial risk of a row for ``s`` (formula 15): ``max(beta_cluster, beta_global) / ss(s)``
   with ``ss`` the published population rate of the row's own release.
 
-Rules where the paper is silent (SPEC 4 decisions, aligned with the auditor's reference):
+Rules where the paper is silent (design.md §4 decisions, aligned with the auditor's reference):
 
 - a row whose set the view holds more often than the overlap does may be inside or outside
   ``O`` (``z`` of formulas 13/14): per overlap the ``z`` with the larger ratio ``L1/L0`` is
@@ -94,7 +94,7 @@ Pair = tuple[Fraction, Fraction]
 
 #: A risk counts as a violation only past ``r_th`` plus this (the auditor's absolute tolerance).
 ABSOLUTE_TOLERANCE = Fraction(1, 10**9)
-#: SPEC section 1's default ``r_th``, used by :func:`judge_summary` when none is given.
+#: design.md §1's default ``r_th``, used by :func:`judge_summary` when none is given.
 DEFAULT_R_TH = 8
 
 
@@ -383,7 +383,7 @@ def judge_summary(
 ) -> dict[int, tuple[int, Fraction, int]]:
     """Per ``release_no``: ``(published rows, max serial risk, rows over r_th + 1e-9)``, what the
     auditor's judge prints per release. ``r_th`` is not part of a published release here: it
-    defaults to SPEC's 8."""
+    defaults to design.md's 8."""
     summary: dict[int, tuple[int, Fraction, int]] = {
         release.release_no: (release.n_rows, Fraction(0), 0) for release in releases
     }

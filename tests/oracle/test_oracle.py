@@ -106,7 +106,7 @@ LAURA_KEY = (0, "c1", 0)
 def test_laura_hiv_risk_is_3() -> None:
     # No set of the example is held by two clusters of one release, and with two releases the
     # global composition's product over the other releases has one factor: Example 9/10 hold
-    # unchanged under SPEC 4's "no weaker adversary" rules.
+    # unchanged under design.md §4's "no weaker adversary" rules.
     # Cluster: C1_1 = [LAURA, T2] (N=2, n_HIV=1, alpha=1/2); C1_2 = [T2, T7] (no HIV).
     # O = {T2}, o = 1. Formula 5 w.r.t. C1_1: f1 = max(1-(2-1),0) = 0, f2 = min(1,1) = 1;
     # w.r.t. C1_2: [0, 0]. So [r1, r2] = [0, 0]. LAURA is not in O: z = 0.
@@ -588,7 +588,7 @@ def _brute_pair(
 def _brute_beta(rows: list[Row], n_s: int, others: list[tuple[list[Row], int]]) -> list[F]:
     """Formula 12 for every row of a view from enumerated likelihoods: one overlap per other
     view (plain multiset intersection), the copy of the row's set that favours s most per
-    overlap, the contradictory-evidence rule of SPEC 4."""
+    overlap, the contradictory-evidence rule of design.md §4."""
     alpha = F(n_s, len(rows))
     result = []
     for p in range(len(rows)):

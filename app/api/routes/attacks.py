@@ -1,4 +1,4 @@
-"""The semantic audit (SPEC 11): the background corpus a series' audit learns from, and the
+"""The semantic audit (design.md §11): the background corpus a series' audit learns from, and the
 attack report each publication job kept (auditors, admins)."""
 
 from __future__ import annotations

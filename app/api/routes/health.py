@@ -7,6 +7,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
 from app.api.deps import RuntimeDep
+from app.core.errors import ErrorCode
 from app.errors import AppError
 from app.schemas.errors import ErrorBody
 
@@ -21,7 +22,7 @@ _METRICS_EXAMPLE = (
 
 class NotReady(AppError):
     status_code = 503
-    code = "not_ready"
+    code = ErrorCode.NOT_READY
 
 
 @router.get(

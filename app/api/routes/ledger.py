@@ -1,4 +1,4 @@
-"""The private side of a release, for auditors and admins (API.md, SPEC 3 and 11)."""
+"""The private side of a release, for auditors and admins (docs/api.md, design.md §3 and §11)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,8 @@ from app.api.deps import (
 )
 from app.api.openapi import RELEASE_BODY
 from app.api.representation import DOCUMENT_RESPONSES, IMMUTABLE, document_response
-from app.errors import NotFound, PayloadTooLarge, Unprocessable
+from app.core.errors import ErrorCode
+from app.errors import NotFound, PayloadTooLarge, Unprocessable, stored_code
 from app.methods.registry import get_method
 from app.runtime import Runtime
 from app.schemas.errors import error_responses
@@ -136,7 +137,7 @@ async def _await_release(
         raise Unprocessable(
             str(error.get("message", "the publication failed")),
             {**dict(error.get("details") or {}), "job": str(job.id)},
-            code=str(error.get("code", "publication_failed")),
+            code=stored_code(error.get("code"), ErrorCode.PUBLICATION_FAILED),
         )
     if job.status != "succeeded" or job.release_no is None:
         return JSONResponse(job_body.model_dump(mode="json"), status_code=202)

@@ -1,1 +1,1 @@
-"""Anonymisation of one corpus on its own: clustering and Anony (SPEC 2; section 2.2)."""
+"""Anonymisation of one corpus on its own: clustering and Anony (design.md §2; section 2.2)."""

@@ -1,4 +1,4 @@
-"""Anony: one corpus on its own (SPEC 2; section 2.2, formulas 3 and 4).
+"""Anony: one corpus on its own (design.md §2; section 2.2, formulas 3 and 4).
 
 Segregation splits each cluster into its rows (non-private sets) and the multiset of its
 private terms; sanitisation moves copies of s to the global bag until every cluster meets
@@ -119,7 +119,7 @@ def _refine(
 
 
 class _OrderedClusters:
-    """Clusters in the refining order, for the sequential part of refining (SPEC 2 step 4).
+    """Clusters in the refining order, for the sequential part of refining (design.md §2.4).
 
     One pass of refining visits the clusters in order and gives each as many copies as it can
     take while ``γ_s(C) < r_th``; every copy moved shrinks the bag and so every ``J_s``.
@@ -211,7 +211,7 @@ def _takes_one(size: int, count: int, limit: float, allowed: int, in_bag: int, n
 def private_occurrences(
     private_sets: Sequence[frozenset[str]], partition: Sequence[Sequence[int]]
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """Segregation's counting (SPEC 2 step 2) as arrays: ``N(s, C)`` for every (s, C) held.
+    """Segregation's counting (design.md §2.2) as arrays: ``N(s, C)`` for every (s, C) held.
 
     Returns the private terms held, sorted (term id = position), and three aligned arrays
     sorted by term id then cluster: term id, cluster position and copies. Strings are looked

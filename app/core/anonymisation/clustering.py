@@ -1,4 +1,4 @@
-"""Partitioning a corpus into clusters of similar transactions (SPEC 2, step 1)."""
+"""Partitioning a corpus into clusters of similar transactions (design.md §2.1)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
-"""Clustering a new release with the published ones in view: cluster lineages (SPEC 5).
+"""Clustering a new release with the published ones in view: cluster lineages (design.md §5).
 
-The adversary of SPEC 4 overlaps every pair of clusters of two releases on the multiset
+The adversary of design.md §4 overlaps every pair of clusters of two releases on the multiset
 intersection of their non-private sets. A set cut over several clusters of a release, or a new
 cluster that draws its sets from many published clusters, makes many small overlaps, each read
 as evidence; every one of them needs counterfeits to balance (BP, FP1, FP2). This module builds
-releases the adversary cannot read twice (SPEC 5, "Building releases the adversary cannot read
-twice"):
+releases the adversary cannot read twice (design.md §5.6):
 
 - every copy of a non-private set is in one cluster of the release (:func:`whole_set_runs`), so
   each set links at most one cluster per other release;

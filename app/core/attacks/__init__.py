@@ -1,4 +1,4 @@
-"""Semantic attacks (SPEC 11; thesis chapters 4-5): what knowing which terms go together in
+"""Semantic attacks (design.md §11; thesis chapters 4-5): what knowing which terms go together in
 the world reveals of a release.
 
 Modules, one concept each:
@@ -12,6 +12,10 @@ Modules, one concept each:
 - :mod:`~app.core.attacks.anony`: private copies and row coherence on Anony-style releases.
 - :mod:`~app.core.attacks.anony_measures`: their ground truth, share against the random
   reconstruction, counterfeit-detection AUC.
+- :mod:`~app.core.attacks.frequency`: counterfeits told from true rows by counting public
+  rows (set rarity across the series, NPMI, length; a cross-validated logistic model), and
+  :mod:`~app.core.attacks.frequency_risk`: the serial risk once an adversary discounts each
+  cluster's published counterfeits by such a detector (issue 20).
 - :mod:`~app.core.attacks.audit`: ``audit_release``, the whole audit in one call.
 - :mod:`~app.core.attacks.chunk_audit`: ``audit_disassociation``, the same for a
   disassociated release, and its published background.

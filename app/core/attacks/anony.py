@@ -1,7 +1,7 @@
-"""The semantic attack on Anony-style releases (SPEC 11): every method but disassociation.
+"""The semantic attack on Anony-style releases (design.md §11): every method but disassociation.
 
 A published cluster ``C*`` shows its rows (non-private sets, counterfeits among them) and
-``N(s, C*)`` copies of each private term, not which rows hold them. The risk model of SPEC 4
+``N(s, C*)`` copies of each private term, not which rows hold them. The risk model of design.md §4
 assumes the adversary places those copies at random (prior ``N(s, C*)/N(C*)`` per row).
 Knowing which terms go together in the world, the attacker instead:
 

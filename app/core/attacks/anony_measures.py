@@ -1,4 +1,4 @@
-"""Measures of the attack on Anony-style releases (SPEC 11), against the private ledger.
+"""Measures of the attack on Anony-style releases (design.md §11), against the private ledger.
 
 Ground truth needs each published row's raw transaction. The ledger does not keep corpus
 positions; it keeps each true row's individual (``ClusterLedger.individuals``, ``None`` for a
@@ -76,7 +76,7 @@ class PrivateReport:
     """How many private copies the attack put on a row that truly holds the term.
 
     ``share`` = ``on_true_row / copies``. ``prior`` is the risk model's random
-    reconstruction, ``N(s, C*)/N(C*)`` per copy, averaged over the copies (SPEC 4, formula 9);
+    reconstruction, ``N(s, C*)/N(C*)`` per copy, averaged over the copies (design.md §4, formula 9);
     ``random_expected`` the exact expectation of random placement, ``h/N(C*)`` per copy with
     ``h`` the rows truly holding ``s`` (they differ where copies went to the global bag,
     counterfeits carry copies, or copies were suppressed). ``lift`` = share / random_expected.

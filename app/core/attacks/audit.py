@@ -1,4 +1,4 @@
-"""One entry point for auditors: the semantic attack on a release, scored (SPEC 11).
+"""One entry point for auditors: the semantic attack on a release, scored (design.md §11).
 
 A publication job calls :func:`audit_release` while the raw snapshot still exists (ground
 truth exists only then) and keeps the report for auditors. No I/O: the caller passes the

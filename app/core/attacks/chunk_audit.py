@@ -1,4 +1,4 @@
-"""The semantic audit of a disassociated release (SPEC 11; thesis chapters 4-5).
+"""The semantic audit of a disassociated release (design.md §11; thesis chapters 4-5).
 
 The reassociation attack of chapter 4 (:func:`~app.core.attacks.reconstruct.reconstruct`)
 with every selection method and scoring an audit asks for, and the random baseline, each

@@ -1,4 +1,4 @@
-"""The audit a publication job keeps for auditors (SPEC 11): background, attack, report.
+"""The audit a publication job keeps for auditors (design.md §11): background, attack, report.
 
 :func:`~app.core.attacks.audit.audit_release` attacks and measures an Anony-style release,
 :func:`~app.core.attacks.chunk_audit.audit_disassociation` a disassociated one (against the
@@ -20,6 +20,7 @@ from typing import Any
 from app.core.attacks.anony_measures import Holds, holds_term
 from app.core.attacks.audit import audit_release
 from app.core.attacks.chunk_audit import audit_disassociation, chunk_background
+from app.core.attacks.frequency_risk import frequency_audit
 from app.core.attacks.settings import AuditSettings
 from app.core.attacks.tracing import trace_by_content
 from app.core.disassociation.model import DisassociatedRelease, Disassociation
@@ -30,6 +31,7 @@ from app.core.progress import ProgressCallback
 __all__ = [
     "audit_report",
     "chunk_report",
+    "frequency_section",
     "holds_for",
     "published_background",
     "skipped_report",
@@ -84,7 +86,7 @@ def untraceable(corpus: Sequence[Transaction]) -> str | None:
 
 def holds_for(method: str, private_terms: frozenset[str]) -> Holds:
     """Whether a raw transaction holds a published private value: Inv publishes one value per
-    private set (SPEC 9), the other methods publish the terms."""
+    private set (design.md §9), the other methods publish the terms."""
     if method != "inv":
         return holds_term
     from app.core.variants.inv import sensitive_value
@@ -113,6 +115,9 @@ def audit_report(
     series_seed: int = 0,
     progress: ProgressCallback | None = None,
     disassociation: Disassociation | None = None,
+    series: Sequence[PublishedRelease] | None = None,
+    series_ledgers: Sequence[ReleaseLedger | None] | None = None,
+    r_th: float | None = None,
 ) -> dict[str, Any]:
     """Attack ``release`` as ``settings`` say and return the report kept for auditors.
 
@@ -125,6 +130,11 @@ def audit_report(
     ``reassociation`` per attack, ``best_reassociation`` and ``disassociation``
     (:func:`chunk_report`). ``seconds`` the run time. Skipped (``status``) when nothing can
     be scored.
+
+    ``frequency`` (Anony-style, when ``series`` is given: the public releases up to and
+    including ``release``, which is last): :func:`frequency_section`; ``series_ledgers``
+    the ledgers of ``series`` where known (default: ``release``'s only), ``r_th`` the
+    threshold of the detector-aware risk (none without it).
     """
     started = time.perf_counter()
     if method == "disassociation":
@@ -176,7 +186,34 @@ def audit_report(
             "seconds": round(time.perf_counter() - started, 4),
         }
     )
+    if series is not None:
+        ledgers = list(series_ledgers or [None] * len(series))
+        ledgers[-1] = ledger  # traced by content, it may have been rebuilt
+        report["frequency"] = frequency_section(series, ledgers, r_th, series_seed)
+        report["seconds"] = round(time.perf_counter() - started, 4)
     return report
+
+
+def frequency_section(
+    series: Sequence[PublishedRelease],
+    ledgers: Sequence[ReleaseLedger | None],
+    r_th: float | None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The frequency detector's figures for the last release of ``series`` (issue 20):
+    ``detection`` its AUCs and top-k precision (``None`` without counterfeits), ``risk`` per
+    detector (``blind``, ``detector``, ``perfect`` when every ledger is known) its rows over
+    ``r_th`` and maximum serial risk once each cluster's counterfeits are discounted
+    (:mod:`~app.core.attacks.frequency_risk`). Aggregates only."""
+    full = frequency_audit(series, ledgers, r_th, seed)
+    mine = series[-1].release_no
+    detection = [d for d in full["detection"] if d["release_no"] == mine]
+    return {
+        "score": full["score"],
+        "detection": detection[0] if detection and detection[0]["counterfeits"] else None,
+        "r_th": r_th,
+        "risk": {name: risks[-1] for name, risks in full.get("risk", {}).items()},
+    }
 
 
 def chunk_report(

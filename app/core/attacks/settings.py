@@ -1,4 +1,4 @@
-"""The series parameter ``semantic_audit`` (SPEC 11, API.md ``params``): whether each
+"""The series parameter ``semantic_audit`` (design.md §11, docs/api.md ``params``): whether each
 publication job attacks its release, with what, and against which background corpus.
 
 Kept apart from :mod:`app.core.params` on purpose: the audit is not a parameter of any

@@ -1,4 +1,4 @@
-"""Disassociation (SPEC 11; thesis chapter 3): k^m-anonymity by chunks, not by rows.
+"""Disassociation (design.md §11; thesis chapter 3): k^m-anonymity by chunks, not by rows.
 
 Modules, one concept each:
 

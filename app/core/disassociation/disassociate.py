@@ -40,7 +40,7 @@ def disassociate(
         Clusters with record chunks and term chunk, joint clusters with shared chunks, the
         suppressed positions; ``.public()`` is the release, ``.public().to_json()`` its layout.
     partition:
-        The client's clusters (lists of corpus positions), as Anony accepts one (SPEC 2.1);
+        The client's clusters (lists of corpus positions), as Anony accepts one (design.md §2.1);
         ``None``: horizontal partitioning (Algorithms 1-3).
 
     Examples

@@ -1,4 +1,4 @@
-"""Parameters of disassociation (SPEC 11; thesis chapter 3) with their checks."""
+"""Parameters of disassociation (design.md §11; thesis chapter 3) with their checks."""
 
 from __future__ import annotations
 

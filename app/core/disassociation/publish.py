@@ -1,4 +1,4 @@
-"""Disassociation as a publication method of a series (SPEC 11): one corpus, one release.
+"""Disassociation as a publication method of a series (design.md §11): one corpus, one release.
 
 Disassociation makes a single-release claim (k^m-anonymity of every record chunk), so it reads
 nothing of the series' past but the release number. Its public release is the chunk layout
@@ -20,7 +20,7 @@ from app.core.progress import Progress, ProgressCallback
 
 __all__ = ["PHASES", "publish_disassociation"]
 
-#: Progress phases of a disassociation job (API.md ``phase``).
+#: Progress phases of a disassociation job (docs/api.md ``phase``).
 PHASES: tuple[str, ...] = ("disassociate", "verify", "store")
 
 
@@ -35,7 +35,7 @@ def publish_disassociation(
 
     Every term is protected alike (k^m-anonymity knows no private terms); ``private_terms``
     is only recorded on the release. Transactions labelled with a ``cluster`` are clustered
-    as labelled (SPEC 2.1), others by horizontal partitioning (Algorithms 1-3).
+    as labelled (design.md §2.1), others by horizontal partitioning (Algorithms 1-3).
 
     Returns
     -------

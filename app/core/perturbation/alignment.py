@@ -1,12 +1,12 @@
-"""Alignment: a new cluster holds no more copies of s than its published cover can hide (SPEC 5).
+"""Alignment: a new cluster holds no more copies of s than its published cover can hide.
 
-Decision (SPEC 5 leaves the order of steps to the publisher). A new cluster that continues a
-lineage overlaps its published clusters on most of its rows. When the published side says the
-overlap holds few copies of s (``f2`` of the old cluster is small, often 0), the new cluster's
-other copies must sit on its few rows outside the overlap: the adversary's posterior for those
-rows is about ``(N(s,C) - r)/(N(C) - N(O))``, far above the prior. Counterfeits can only dilute
-it one s̄-row at a time (FP2), and an overlap that holds the whole published cluster (a lineage
-of one popular set) pins the range, which no counterfeit undoes.
+Decision (design.md §5.6; the order of steps is left to the publisher). A new cluster that continues
+a lineage overlaps its published clusters on most of its rows. When the published side says the
+overlap holds few copies of s (``f2`` of the old cluster is small, often 0), the new cluster's other
+copies must sit on its few rows outside the overlap: the adversary's posterior for those rows is
+about ``(N(s,C) - r)/(N(C) - N(O))``, far above the prior. Counterfeits can only dilute it one
+s̄-row at a time (FP2), and an overlap that holds the whole published cluster (a lineage of one
+popular set) pins the range, which no counterfeit undoes.
 
 So before BP, each new cluster gives copies of s back to the global bag, one at a time, while
 one of its rows is over ``r_th`` for s against the published releases (cluster composition,
@@ -14,7 +14,7 @@ formula 12 over the cover). The copies stay in the release (global bag, so ``ss`
 are unchanged), they are not suppressed. The cluster's global share ``N(s, C_ol)`` counts in
 ``N(s, C*)`` as well, so where the cluster has no copy left in ``C_c`` its share is lowered
 instead, and after alignment ``J_s`` (formula 3) is recomputed with the larger bag, capped at
-the level alignment reached (the same cap Anony applies, SPEC 2 step 5).
+the level alignment reached (the same cap Anony applies, design.md §2.5).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def _empty_if_safe(
 def one_set_to_bag(state: SeriesState, j: int, r_th: float) -> Counter[str]:
     """A cluster where one non-private set holds most of the rows publishes no private
     copy of its own: its segment goes to the global bag, its global share is 0 (decision,
-    SPEC 5). Returns the copies moved per term.
+    design.md §5). Returns the copies moved per term.
 
     Such rows are identical (the empty set of private-only transactions, or one popular page),
     so each release's cluster of them overlaps the earlier ones on nearly all its rows and pins

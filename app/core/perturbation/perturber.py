@@ -1,4 +1,4 @@
-"""Backward and forward perturbation with counterfeits: BP, FP1, FP2 (SPEC 5; section 3).
+"""Backward and forward perturbation with counterfeits: BP, FP1, FP2 (design.md §5; section 3).
 
 All three act on the new release (position ``j`` of a :class:`SeriesState`), never on a
 published one. Counterfeit rows carry copies of private terms (s-counterfeits) or none
@@ -73,7 +73,9 @@ class Perturber:
         """Global composition: rows go to their most similar cluster, copies to the bag."""
         for _ in range(rows):
             row = self.factory.make_global()
-            c = self._most_similar(row)
+            # A twin (a true row repeated) stays in its template's cluster: one cluster per set.
+            held = sorted(c for j, c in self.state.holders(row) if j == self.j)
+            c = held[0] if held else self._most_similar(row)
             self.state.add_row((self.j, c), row)
             cluster = self.release.clusters[c]
             setattr(cluster, phase, getattr(cluster, phase) + 1)
@@ -135,7 +137,7 @@ class Perturber:
         """BP applied only to the (published cluster, term) pairs whose rows the new release
         puts over ``r_th`` (exact posterior, formula 12), with Lemma 4's full counts there.
 
-        Decision (SPEC 5): Lemma 4 on every overlap balances ranges that give the adversary
+        Decision (design.md §5): Lemma 4 on every overlap balances ranges that give the adversary
         less than ``r_th`` anyway; a published cluster that Anony left below ``r_th`` absorbs
         a small lift. The checked post-condition still judges every row.
         """

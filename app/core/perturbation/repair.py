@@ -1,4 +1,4 @@
-"""The checked post-condition of Sanony (SPEC 5, "Post-condition"; Theorem 1).
+"""The checked post-condition of Sanony (design.md §5.5; Theorem 1).
 
 Every row of every release must be serially preserving once the new release is out. Rows of
 the new release are mended with s̄-counterfeits in their own cluster (as FP2 does). Rows of a
@@ -40,7 +40,7 @@ ExplainKept = Callable[[Sequence[str]], tuple[str | None, str]]
 def _kept_by_the_bag(held: Sequence[str]) -> tuple[str | None, str]:
     return (
         f"letting {', '.join(held)} leave the global bag (its last copies are kept by the "
-        "bag's invariance, SPEC 7)",
+        "bag's invariance, design.md §7)",
         "",
     )
 
@@ -141,7 +141,7 @@ class Repairer:
                 resorting = True
             if resorting:
                 # Counterfeits no longer help the new release's rows: suppression, the last
-                # resort (SPEC 5). Published rows can only be mended by counterfeits.
+                # resort (design.md §5). Published rows can only be mended by counterfeits.
                 published: list[Violation] = []
                 pinned: list[Violation] = []
                 own: list[Violation] = []
@@ -194,7 +194,7 @@ class Repairer:
         """What the publisher can change for the rows left over r_th (review item 3: the
         refusal named r_th and the budget where neither could take the copies at fault).
 
-        Terms whose last copies the bag's promise holds (Kanony, SPEC 7) go only by letting
+        Terms whose last copies the bag's promise holds (Kanony, design.md §7) go only by letting
         them leave the bag (``explain_kept`` says how); the others by a larger budget when it
         is spent, or more rounds when the guard was reached; every change is needed, so they
         are joined by "and". A higher r_th is always named, with the worst row's risk it would
@@ -254,7 +254,7 @@ class Repairer:
         """A row of the new release lifted by the global composition (section 2.3.2): mended by
         suppression at once, within the budget, not by counterfeits first.
 
-        SPEC 5's named case is a term no earlier release holds: every earlier release pins the
+        design.md §5's named case is a term no earlier release holds: every earlier release pins the
         overlap's copies of s at 0. A term *rising* over an earlier release's count is the
         same case in part: that release caps the overlap's copies at its count, so the rows
         outside the overlap carry the excess, and the posterior of such a row is about

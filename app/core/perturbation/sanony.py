@@ -1,4 +1,4 @@
-"""Sanony: Anony, then BP, FP1, FP2 and a checked post-condition (SPEC 5; Algorithm 1).
+"""Sanony: Anony, then BP, FP1, FP2 and a checked post-condition (design.md §5; Algorithm 1).
 
 The post-condition (Theorem 1) is checked, not assumed: after FP2 the serial risk of every row
 of every release is computed against the whole series including the new release. Rows still
@@ -69,11 +69,11 @@ def anonymise_corpus(
     published: Sequence[PublishedRelease] | None = None,
     merge: int = 1,
 ) -> tuple[AnonyResult, list[list[int]]]:
-    """Clustering (or the client's partition) and Anony for one corpus (SPEC 2).
+    """Clustering (or the client's partition) and Anony for one corpus (design.md §2).
 
     With ``published`` (Sanony, Kanony) the clustering keeps every copy of a set in one cluster
-    and continues the published lineages (:mod:`app.core.anonymisation.lineage`, SPEC 5);
-    without it (the Anony baseline) it is SPEC 2.1's frequency-ordered runs. ``merge`` > 1
+    and continues the published lineages (:mod:`app.core.anonymisation.lineage`, design.md §5);
+    without it (the Anony baseline) it is design.md §2.1's frequency-ordered runs. ``merge`` > 1
     joins that many neighbouring clusters into one (:func:`coarsen`, the escalation's first
     step, issue 20).
     """
@@ -191,9 +191,12 @@ def finalise(
                 rows=[cluster.rows[i] for i in order],
                 private_counts=dict(sorted((s, k) for s, k in cluster.private_counts.items() if k)),
                 global_share=dict(sorted((s, k) for s, k in cluster.global_share.items() if k)),
-                # Every counterfeit row of the cluster, FP2's and the repair's included (issue
-                # 19): FP1's test is rechecked with these counts (publish_sanony).
-                counterfeits=cluster.n - cluster.n_true,
+                # BP + FP1's rows (design.md §3). FP2's and the repair's are s̄-counterfeits put
+                # where rows were over r_th: counted per cluster, they told an adversary who
+                # discounts k rows per cluster which clusters to un-dilute (blind adversary:
+                # 28-96 rows over r_th on BMS-1/-2 series, 0-10 with BP + FP1's; issue 20).
+                # Every counterfeit is counted in the release's total (counterfeit_rows).
+                counterfeits=cluster.bp + cluster.fp1,
             )
         )
         ledgers.append(
@@ -211,6 +214,7 @@ def finalise(
         global_bag=dict(sorted((s, k) for s, k in release.global_bag.items() if k)),
         population_rates=dict(release.rates),
         private_terms=private_terms,
+        counterfeit_rows=sum(c.n - c.n_true for c in release.clusters),
     )
     return published, ReleaseLedger(clusters=ledgers)
 
@@ -277,7 +281,7 @@ def publish_anony(
     params: PublishParams,
     progress: ProgressCallback | None = None,
 ) -> Publication:
-    """Anony only, no serial protection (the baseline of SPEC 9)."""
+    """Anony only, no serial protection (the baseline of design.md §9)."""
     report = Progress(progress)
     report("anony")
     release_no = history.next_release_no
@@ -316,7 +320,7 @@ def publish_sanony(
     ``before_rates`` runs after FP1 and before ``ss(s, T^μ)`` is fixed, so that what it adds
     is counted in the published rates and judged by FP2 and the checked post-condition.
     ``keep_in_bag``: copies per term the global bag must keep whatever is suppressed, read
-    after ``before_rates`` ran (which may fill it: Kanony's invariant bag, SPEC 7);
+    after ``before_rates`` ran (which may fill it: Kanony's invariant bag, design.md §7);
     ``explain_kept``: what lets such terms go, for a refusal's hint (:class:`Repairer`).
 
     BP where needed lifts the counts of private terms by the least the global composition
@@ -367,7 +371,7 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
     """The ladder when the repair and the suppression budget leave rows over ``r_th`` (issue
     20, ``on_infeasible = "escalate"``): the release is built again, from the same
     randomness, by the same mechanism and judged by the same checked post-condition (every
-    row of every release, SPEC 4's full adversary), with
+    row of every release, design.md §4's full adversary), with
 
     1. coarser clusters: every 2, 4, 8, ... neighbouring clusters joined (:func:`coarsen`),
        up to one cluster for the whole release; the first that publishes is kept;
@@ -490,7 +494,9 @@ def _publish_sanony(
     state = SeriesState.from_published(history.releases)
     j = state.append(release_state(result, release_no))
     corpus_terms = Counter(t for c in result.clusters for row in c.rows for t in row)
-    factory = CounterfeitFactory(state, j, corpus_terms, seed, private_terms)
+    factory = CounterfeitFactory(
+        state, j, corpus_terms, seed, private_terms, twins=params.counterfeits == "blend"
+    )
     perturber = Perturber(state, j, factory)
     aligned: Counter[str] = Counter()
     if params.align:

@@ -1,4 +1,4 @@
-"""Suppression, the last resort of the post-condition (SPEC 5, "Suppression, the last resort").
+"""Suppression, the last resort of the post-condition (design.md §5.5).
 
 Some rows cannot be brought to ``r_th`` by counterfeits: a private term new to the release,
 absent from every earlier one, is lifted by the global composition by about ``N/(N - o)`` per
@@ -43,15 +43,15 @@ class Suppressor:
         *,
         beyond_budget: bool = False,
     ) -> None:
-        """``keep_in_bag``: copies of a term the global bag must keep (Kanony's invariant bag, SPEC
-        7: suppression takes copies from clusters, or bag copies above these); ``earlier``: the
-        private copies of the earlier releases and the copies they suppressed, for a budget over the
-        series (``suppression_scope = "series"``, the default: the larger of the release's own share
-        and what the series' share leaves); ``(0, 0)`` is the release's own budget (SPEC 5,
-        ``suppression_scope = "release"``). A release's copies are those it holds before the repair,
-        BP's s-counterfeit copies included (as before issue 8's suppression-first rule; on the B1
-        grid they are the difference between a budget of 4 and 5 copies, and seed 2 at the defaults
-        needs 5).
+        """``keep_in_bag``: copies of a term the global bag must keep (Kanony's invariant bag,
+        design.md §7: suppression takes copies from clusters, or bag copies above these);
+        ``earlier``: the private copies of the earlier releases and the copies they suppressed, for
+        a budget over the series (``suppression_scope = "series"``, the default: the larger of the
+        release's own share and what the series' share leaves); ``(0, 0)`` is the release's own
+        budget (design.md §5, ``suppression_scope = "release"``). A release's copies are those it
+        holds before the repair, BP's s-counterfeit copies included (as before issue 8's
+        suppression-first rule; on the B1 grid they are the difference between a budget of 4 and 5
+        copies, and seed 2 at the defaults needs 5).
 
         ``beyond_budget``: the last step of the escalation (``on_infeasible = "escalate"``,
         issue 20) may suppress every copy of the release; the copies taken once the budget
@@ -66,7 +66,7 @@ class Suppressor:
         # (a release meeting many new and rising terms needs several times 1% of its own
         # copies while others need none; docs/methods.md), the series' total stays bounded.
         # Never less than the release's own share, so that the series budget refuses nothing
-        # the release's budget (SPEC 5) would publish, even after a floor overspent it.
+        # the release's budget (design.md §5) would publish, even after a floor overspent it.
         allowed = max(own, math.floor(max_share * (copies + before) + 1e-9) - used)
         # The share alone gives a release of 90 private copies no budget at all at 1%, yet a
         # private term new to it (held by 1-3 rows) can only be protected by suppression: the

@@ -1,4 +1,4 @@
-"""Serial risk of published rows (SPEC 4; formulas 9, 12-15 and section 2.3.2).
+"""Serial risk of published rows (design.md §4; formulas 9, 12-15 and section 2.3.2).
 
 Two compositions are computed for every row and private term s:
 
@@ -37,7 +37,7 @@ __all__ = [
     "release_risk_from_state",
 ]
 
-#: z allowed for a row w.r.t. one overlap: only 0, only 1, or both (SPEC 4 decision).
+#: z allowed for a row w.r.t. one overlap: only 0, only 1, or both (design.md §4 decision).
 _Z_OPTIONS: dict[int, tuple[int, ...]] = {0: (0,), 1: (1,), 2: (0, 1)}
 
 
@@ -54,7 +54,7 @@ class RowRisk:
 
 @dataclass(slots=True)
 class ReleaseRisk:
-    """Per-release risk summary (API.md risk endpoint)."""
+    """Per-release risk summary (docs/api.md risk endpoint)."""
 
     release_no: int
     r_th: float
@@ -94,7 +94,7 @@ def cluster_posteriors(
     """β_cluster of each distinct row of a cluster for each private term it holds (formula 12).
 
     For a row whose set the cluster holds more often than the overlap does, the row may be
-    inside or outside O; the adversary takes the larger posterior (SPEC 4 decision).
+    inside or outside O; the adversary takes the larger posterior (design.md §4 decision).
     ``only`` restricts the terms computed.
     """
     cluster = state.cluster(ref)
@@ -144,7 +144,7 @@ def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
     """β_global of the rows of release ``j`` against every other whole release (2.3.2).
 
     The release, taken as one cluster, has as cover its overlaps with every other whole
-    release, and formula 12 multiplies over them like over any cover (SPEC 4, "No weaker
+    release, and formula 12 multiplies over them like over any cover (design.md §4, "No weaker
     adversary"). A row's posterior depends only on its z code in each overlap, so it is
     computed once per pattern of codes, of which a release has few.
     """

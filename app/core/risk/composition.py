@@ -1,7 +1,7 @@
 """The global composition of every release while the newest one changes (section 2.3.2).
 
 Each whole release, taken as one cluster, has as cover its overlaps with every other whole
-release, and formula 12 multiplies over all of them (SPEC 4, "No weaker adversary"). A row's
+release, and formula 12 multiplies over all of them (design.md §4, "No weaker adversary"). A row's
 posterior depends only on its *pattern*: its z code in each of those overlaps (outside, inside,
 or either), so β_global is computed per (pattern, term), as
 :func:`app.core.risk.assess.global_posteriors` does.
@@ -54,7 +54,7 @@ _MARGIN = 1e-9
 
 def z_code(in_overlap: int, in_cluster: int) -> int:
     """How a row with ``in_cluster`` copies in its view sits in an overlap holding
-    ``in_overlap`` of them: 0 outside (z = 0), 1 inside (z = 1), 2 either (SPEC 4 decision:
+    ``in_overlap`` of them: 0 outside (z = 0), 1 inside (z = 1), 2 either (design.md §4 decision:
     the adversary takes the larger posterior).
 
     >>> z_code(0, 3), z_code(3, 3), z_code(1, 3)
@@ -176,7 +176,7 @@ class GlobalComposition:
         Release ``j``'s rate for s is ``c / N`` (what ``population_rates`` publishes), or
         ``max(rate, c / N)`` when a rate is given (rates already fixed, raised by a lift);
         every other input is as the series stands. This is what the adversary of
-        SPEC 4 asks of a count, where Lemma 4 (formulas 16-18) asks the new release to keep
+        design.md §4 asks of a count, where Lemma 4 (formulas 16-18) asks the new release to keep
         every published range whole: the least lift that keeps the composition safe, not the
         most a published count could demand. Call :meth:`refresh` first.
         """
@@ -332,7 +332,7 @@ def _evidence(
 def _candidates(evidence: _Evidences, alpha: float, bound: float) -> list[int]:
     """Patterns whose posterior may exceed ``bound`` (``limit × rate``), with a margin.
 
-    Certain evidence against s gives 0 and certain evidence for s gives 1 (SPEC 4 decisions);
+    Certain evidence against s gives 0 and certain evidence for s gives 1 (design.md §4 decisions);
     otherwise β = expit(logit(α) + total) (formula 12), which is above ``bound`` only when
     its log-odds are above ``logit(bound)``.
     """

@@ -2,7 +2,7 @@
 
 Sanony checks its post-condition (Theorem 1) round after round while it adds counterfeits to
 the new release ``j`` or suppresses copies from it; BP asks the same question of the published
-releases. Each round changes a few clusters of ``j`` only, and SPEC 4's model says exactly
+releases. Each round changes a few clusters of ``j`` only, and design.md §4's model says exactly
 whose risk that can move:
 
 - the cluster composition of a cluster of ``j`` depends on the cluster and on its cover (the
@@ -20,7 +20,7 @@ whose risk that can move:
 Nothing is approximated: a cached value is reused only when every input of formula 12 it was
 computed from is unchanged, so :meth:`SeriesRisk.violations` returns exactly what judging the
 whole series from scratch returns (plain multiset overlaps, the product over every other whole
-release, certain-against wins; SPEC 4), in the same order.
+release, certain-against wins; design.md §4), in the same order.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Overlaps, s-ranges and covers (SPEC 4; Definitions 5, 6 and 8, formulas 5 and 6)."""
+"""Overlaps, s-ranges and covers (design.md §4; Definitions 5, 6 and 8, formulas 5 and 6)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def s_range(n_s: int, n: int, o: int) -> tuple[int, int]:
 def overlap_range(n_s: int, n: int, other_n_s: int, other_n: int, o: int) -> tuple[int, int] | None:
     """The range ``[r1, r2]`` of O for s (formula 6), or ``None`` when it is empty.
 
-    An empty range tells the adversary nothing about s, so callers skip the overlap (SPEC 4).
+    An empty range tells the adversary nothing about s, so callers skip the overlap (design.md §4).
 
     >>> overlap_range(1, 2, 0, 2, 1)  # Example 9, HIV: C1_1 [0, 1] and C1_2 [0, 0]
     (0, 0)
@@ -74,8 +74,8 @@ def cluster_cover(
 
     The overlap with each cluster of another release is the multiset intersection of their
     non-private sets (Definition 6): a set counts ``min`` of its multiplicities, whichever other
-    clusters also hold it (SPEC 4, "No weaker adversary"). ``releases`` restricts the other side
-    to those release positions.
+    clusters also hold it (design.md §4, "No weaker adversary"). ``releases`` restricts the
+    other side to those release positions.
     """
     j = ref[0]
     cluster = state.cluster(ref)
@@ -90,7 +90,7 @@ def cluster_cover(
 
 def release_overlap(state: SeriesState, j: int, k: int) -> Counter[Row]:
     """Common rows of whole releases ``j`` and ``k`` (global composition, section 2.3.2): the
-    multiset intersection of their rows, every set counted (SPEC 4)."""
+    multiset intersection of their rows, every set counted (design.md §4)."""
     first, second = state.releases[j].row_counts, state.releases[k].row_counts
     small, large = (first, second) if len(first) <= len(second) else (second, first)
     common: Counter[Row] = Counter()

@@ -4,7 +4,7 @@ Formula 12 divided through by ``α·Π P(O|s∈T)`` is a logistic function of th
 ratios, ``β = expit(logit(α) + Σ log(P(O|s∈T)/P(O|s∉T)))``, which is how it is computed here:
 no product can underflow and no ``0/0`` can occur.
 
-Decisions (SPEC 4):
+Decisions (design.md §4):
 
 - An overlap whose likelihoods are both zero for the chosen ``z`` is uninformative (skipped).
 - Certain evidence against s (a ratio of ``-inf``: ``Π P(O|s∈T) = 0``) gives ``β = 0``, even

@@ -3,11 +3,11 @@
 The risk model and Sanony both work on a :class:`SeriesState`. Published releases are loaded
 into it unchanged; the release being built is appended and grows as counterfeits are added.
 The index maps each distinct row (non-private set) to the clusters that hold it, so overlaps
-are found by looking rows up, never by comparing every pair of clusters (SPEC 5, "Cost").
+are found by looking rows up, never by comparing every pair of clusters (design.md §4, "Cost").
 
-SPEC 4, "No weaker adversary": a non-private set links every pair of clusters of two different
+design.md §4, "No weaker adversary": a non-private set links every pair of clusters of two different
 releases that hold it (the plain multiset intersection), however many clusters of a release
-hold it. Publishers avoid releases that read the same rows many times over (SPEC 5); the
+hold it. Publishers avoid releases that read the same rows many times over (design.md §5); the
 adversary does not look away.
 """
 
@@ -68,14 +68,14 @@ class ClusterState:
     @property
     def of_one_set(self) -> bool:
         """Whether one non-private set (the empty one included) holds more than half of the
-        cluster's true rows: a lineage of near-identical rows (SPEC 5)."""
+        cluster's true rows: a lineage of near-identical rows (design.md §5)."""
         return 2 * max(self.counts.values(), default=0) > max(self.n_true, 1)
 
     @property
     def counterfeits(self) -> int:
-        """Counterfeits the adversary is told about: every counterfeit row of the cluster
-        (section 3.2 publishes BP + FP1's; issue 19 counts FP2's and the repair's too)."""
-        return self.published_counterfeits or (self.n - self.n_true)
+        """Counterfeits the adversary is told about per cluster: BP + FP1's (section 3.2);
+        the release's total counts FP2's and the repair's too (issue 19, issue 20)."""
+        return self.published_counterfeits or (self.bp + self.fp1)
 
     @classmethod
     def from_published(cls, cluster: PublishedCluster) -> ClusterState:

@@ -1,4 +1,4 @@
-"""Inv: m-invariance (Xiao & Tao, SIGMOD 2007) as the Sanony paper adapts it (SPEC 9; 4.3).
+"""Inv: m-invariance (Xiao & Tao, SIGMOD 2007) as the Sanony paper adapts it (design.md §9; 4.3).
 
 The baseline that Sanony's counterfeit rate is compared with. Each transaction has one
 *sensitive value*: its private set concatenated (``"HIV|cancer"``, terms sorted, ``|`` and
@@ -91,7 +91,7 @@ def publish_inv(
     params: PublishParams,
     progress: ProgressCallback | None = None,
 ) -> Publication:
-    """Publish ``corpus`` as the next release of an m-invariant series (SPEC 9).
+    """Publish ``corpus`` as the next release of an m-invariant series (design.md §9).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Kanony: Sanony plus categorisation and global-bag invariance (SPEC 7; Shaukat et al. 2022).
+"""Kanony: Sanony plus categorisation and global-bag invariance (design.md §7; Shaukat et al. 2022).
 
 Two attacks of ``papers/kanony-shaukat-2022.txt`` that Sanony leaves open:
 
@@ -15,7 +15,7 @@ Two attacks of ``papers/kanony-shaukat-2022.txt`` that Sanony leaves open:
   the bag holds at least ``gb_min_terms`` distinct terms (m-uniqueness in the bag), padded with
   counterfeit copies of private terms already used in the release (Definition 12).
 
-Decisions (the paper sketches both steps; SPEC 7 makes them precise):
+Decisions (the paper sketches both steps; design.md §7 makes them precise):
 
 - The bag step runs after BP and FP1 (the paper adds the bag counterfeits once "all
   transactions remain serially protected", section 4.2) and before the population rates are
@@ -156,7 +156,7 @@ def global_bag_counterfeits(
     earlier: Mapping[str, int],
     seed: int | str,
 ) -> BagCounterfeits:
-    """Counterfeit copies that make a global bag invariant and diverse (SPEC 7).
+    """Counterfeit copies that make a global bag invariant and diverse (design.md §7).
 
     Parameters
     ----------
@@ -210,8 +210,8 @@ def raise_pinned(
     counterfeit rows are added, so their serial risk is ``β/ss = N/(N(O)·k)`` with ``k``
     copies of the term in ``N`` rows: 11 after that one-row release, over every ``r_th`` up
     to 10. The repair spent counterfeits for 12 rounds, found nothing it might suppress, and
-    refused naming ``r_th``. A higher published rate is the only remedy left under SPEC 4's
-    adversary, and the bag step runs before the rates are fixed (SPEC 7): ``k`` grows, by the
+    refused naming ``r_th``. A higher published rate is the only remedy left under design.md §4's
+    adversary, and the bag step runs before the rates are fixed (design.md §7): ``k`` grows, by the
     jump that the ``1/k`` law predicts, while it lowers the term's rows of the new release
     over ``r_th`` (count, then worst risk); a jump that does not is taken back (a term rising
     over an earlier release is lifted *more* by extra copies). Rows of published releases
@@ -275,7 +275,7 @@ def publish_kanony(
     params: PublishParams,
     progress: ProgressCallback | None = None,
 ) -> Publication:
-    """Publish ``corpus`` with Kanony: categorisation, Sanony, global-bag invariance (SPEC 7).
+    """Publish ``corpus`` with Kanony: categorisation, Sanony, global-bag invariance (design.md §7).
 
     The published release keeps Sanony's guarantee (every row of the series serially
     preserving, Theorem 1, checked) and adds: rows carry categories of ``params.taxonomy``;
@@ -302,7 +302,7 @@ def publish_kanony(
                 release.global_bag, release.totals(), required, params.gb_min_terms, earlier, seed
             )
             release.global_bag.update(added.copies)
-            # The bag's promise (SPEC 7) binds the suppression of the post-condition, which
+            # The bag's promise (design.md §7) binds the suppression of the post-condition, which
             # mends global-composition lifts first: it may not take the last bag copy of a
             # term retained or padded here, nor bring the bag under gb_min_terms terms (the
             # terms with most copies are kept for that: their last copy is the least likely
@@ -383,7 +383,7 @@ def letting_go(
     A retained term goes under the largest ``gb_retention`` that no longer requires it
     (:func:`retained_terms` only grows with the retention), when there is one: none when the
     previous release's bag held a copy of it that was not a bag counterfeit, the promise
-    against critical absence that SPEC 7 asks of every Kanony release. A term kept for
+    against critical absence that design.md §7 asks of every Kanony release. A term kept for
     ``gb_min_terms`` (padded, or one of the terms that make up the bag's count; padding draws
     at random) goes for certain with ``gb_min_terms = 0``, and a term no longer retained may
     then be kept for the count: both are named.

@@ -1,4 +1,4 @@
-"""sComp: (d, α)-linkability by merging clusters (SPEC 8; ``papers/scomp-sattar.tex``).
+"""sComp: (d, α)-linkability by merging clusters (design.md §8; ``papers/scomp-sattar.tex``).
 
 The adversary of Sattar et al. holds *independent* releases of other publishers drawn from the
 same population and intersects the private terms of a victim's groups across them (composition
@@ -331,7 +331,7 @@ def publish_scomp(
     params: PublishParams,
     progress: ProgressCallback | None = None,
 ) -> Publication:
-    """Publish ``corpus`` with Anony and sComp: every cluster (d, α)-linkable (SPEC 8).
+    """Publish ``corpus`` with Anony and sComp: every cluster (d, α)-linkable (design.md §8).
 
     Clustering (or the client's partition) and Anony as for Sanony, then Algorithm 1: clusters
     failing ``P(E, s^d)^(N−1) >= α`` with ``|S(E)| >= d`` are merged with their nearest

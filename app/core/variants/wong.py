@@ -1,4 +1,4 @@
-"""Wong et al.'s global guarantee for serial publishing (SPEC 6, ``papers/wong-global-guarantee``).
+"""Wong et al.'s global guarantee for serial publishing (design.md §6).
 
 The adversary knows every published release and which individuals are in each (a voter list);
 sensitive values are transient (they may change freely between releases). Within an anonymised
@@ -184,7 +184,7 @@ def _required_exact(past: Products, params: PublishParams) -> Fraction | None:
 
 
 def required_ratio(past: Sequence[Entry], params: PublishParams) -> float:
-    """The ratio ``n_k / n_{k,s}`` a new group holding s must reach for o (SPEC 6).
+    """The ratio ``n_k / n_{k,s}`` a new group holding s must reach for o (design.md §6).
 
     ``max(ñ_c, ñ(k))`` for ``constant_ratio`` (the constant ratio while it suffices, Theorem 1's
     minimum once o has been linked to s more than ``k'`` times), ``alpha * ñ(k)`` for
@@ -261,7 +261,7 @@ def publish_wong(
     params: PublishParams,
     progress: ProgressCallback | None = None,
 ) -> Publication:
-    """Publish ``corpus`` as the next release under Wong et al.'s global guarantee (SPEC 6).
+    """Publish ``corpus`` as the next release under Wong et al.'s global guarantee (design.md §6).
 
     Groups start as runs of ``params.cluster_size`` transactions in the similarity order (or
     the client's ``cluster`` labels when every transaction has one) and are merged bottom-up

@@ -1,7 +1,7 @@
 """Anonymised groups for Wong et al.'s method: start small, merge bottom-up, suppress the rest.
 
-The paper (section 7) leaves the anonymisation algorithm open ("we may use a bottom-up approach
-to grow the anonymized groups"); SPEC 6 fixes it as: groups are clusters published anatomy-style,
+The paper (section 7) leaves the anonymisation algorithm open ("we may use a bottom-up approach to
+grow the anonymized groups"); design.md §6 fixes it as: groups are clusters published anatomy-style,
 grown by merging the most similar groups until every (individual, private term) pair of a group
 meets its required size ratio ``n_k / n_{k,s}`` (Theorem 1 and the chosen strategy), with
 suppression (section 6.3) where no feasible group is found. This module implements that part;
@@ -105,7 +105,7 @@ class GroupingOutcome:
 
 
 def similarity_order(nonprivate: Sequence[frozenset[str]]) -> list[int]:
-    """Transaction indexes sorted by their non-private sets (SPEC 2.1 baseline).
+    """Transaction indexes sorted by their non-private sets (design.md §2.1 baseline).
 
     Each set's terms are ordered by global frequency (descending, ties by term) and the
     transactions sorted by that tuple, ties by position, so similar sets become neighbours.

@@ -1,4 +1,4 @@
-"""The semantic audit (SPEC 11): a series' background corpus and the reports its publication
+"""The semantic audit (design.md §11): a series' background corpus and the reports its publication
 jobs kept (auditors and admins only). The settings are the series parameter
 ``semantic_audit``, kept with the other parameters."""
 

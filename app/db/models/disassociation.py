@@ -1,4 +1,4 @@
-"""Disassociation's public layout (SPEC 11): a release's clusters, joint clusters and header.
+"""Disassociation's public layout (design.md §11): a release's clusters, joint clusters and header.
 
 Kept as JSON documents, one per cluster, in the release's transaction: the layout is only ever
 read whole (to render the release, or by an auditor's attack), and a cluster's chunks are

@@ -43,6 +43,8 @@ class Release(TimestampMixin, Base):
     population_rates: Mapped[dict[str, float]] = mapped_column(JSONB)
     global_bag: Mapped[dict[str, int]] = mapped_column(JSONB)
     global_counterfeits: Mapped[int] = mapped_column(Integer, default=0)
+    #: Every counterfeit row of the release (public; NULL for releases stored before 0013).
+    counterfeit_rows: Mapped[int | None] = mapped_column(Integer, nullable=True)
     job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
 
     series: Mapped[Series] = relationship(back_populates="releases", lazy="raise")
@@ -59,7 +61,7 @@ class Cluster(Base):
     n_rows: Mapped[int] = mapped_column(Integer)
     private_counts: Mapped[dict[str, int]] = mapped_column(JSONB)
     global_share: Mapped[dict[str, int]] = mapped_column(JSONB)
-    #: Counterfeit rows added by BP + FP1 (public, SPEC section 3).
+    #: Counterfeit rows added by BP + FP1 (public, design.md §3).
     counterfeits: Mapped[int] = mapped_column(Integer, default=0)
 
 
@@ -113,7 +115,7 @@ class ClusterLedger(Base):
     fp1: Mapped[int] = mapped_column(Integer)
     fp2: Mapped[int] = mapped_column(Integer)
     individuals: Mapped[list[str | None]] = mapped_column(ARRAY(Text))
-    #: Copies suppressed from this cluster's segment (SPEC 5, the last resort; private).
+    #: Copies suppressed from this cluster's segment (design.md §5, the last resort; private).
     suppressed: Mapped[dict[str, int]] = mapped_column(
         JSONB, default=dict, server_default=text("'{}'::jsonb")
     )

@@ -1,4 +1,4 @@
-"""Inv's signatures (m-invariance, SPEC section 9), keyed by an HMAC of the pseudonym."""
+"""Inv's signatures (m-invariance, design.md §9), keyed by an HMAC of the pseudonym."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wong's statistics file m(o, s), keyed by an HMAC of the pseudonym (SPEC section 6)."""
+"""Wong's statistics file m(o, s), keyed by an HMAC of the pseudonym (design.md §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Background corpora and attack reports of the semantic audit (SPEC 11)."""
+"""Background corpora and attack reports of the semantic audit (design.md §11)."""
 
 from __future__ import annotations
 

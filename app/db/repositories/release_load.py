@@ -165,6 +165,7 @@ async def _load_uncached(
             private_terms=frozenset(m.private_terms),
             global_counterfeits=m.global_counterfeits,
             label=m.label,
+            counterfeit_rows=m.counterfeit_rows,
         )
         for m in models
     ]

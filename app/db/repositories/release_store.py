@@ -49,6 +49,7 @@ async def store_publication(
         population_rates=dict(release.population_rates),
         global_bag=dict(release.global_bag),
         global_counterfeits=release.global_counterfeits,
+        counterfeit_rows=release.counterfeit_rows,
         job_id=job_id,
     )
     session.add(model)

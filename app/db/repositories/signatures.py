@@ -1,4 +1,4 @@
-"""Inv's signatures (SPEC section 9): individual key -> sensitive values, per series."""
+"""Inv's signatures (design.md §9): individual key -> sensitive values, per series."""
 
 from __future__ import annotations
 

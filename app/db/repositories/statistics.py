@@ -1,4 +1,4 @@
-"""Wong's statistics file m(o, s) (SPEC section 6), keyed by an HMAC of the pseudonym."""
+"""Wong's statistics file m(o, s) (design.md §6), keyed by an HMAC of the pseudonym."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Anony (SPEC 2): one release sanitised alone, the baseline without serial protection."""
+"""Anony (design.md §2): one release sanitised alone, the baseline without serial protection."""
 
 from app.core.params import COMMON
 from app.methods.family import anony_family

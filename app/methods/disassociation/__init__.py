@@ -1,4 +1,4 @@
-"""Disassociation (SPEC 11; thesis chapter 3): k^m-anonymity of record chunks.
+"""Disassociation (design.md §11; thesis chapter 3): k^m-anonymity of record chunks.
 
 Single-release privacy: each release is disassociated alone and the method keeps no state
 between releases. Its public release is the chunk layout (``storage``, ``schema``), not rows.

@@ -1,4 +1,4 @@
-"""The public release of a disassociation series (OpenAPI; API.md ``GET .../releases/{no}``)."""
+"""The public release of a disassociation series (docs/api.md ``GET .../releases/{release_no}``)."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ class JointClusterOut(BaseModel):
 
 
 class DisassociatedReleaseOut(BaseModel):
-    """A disassociated release: chunks, not rows (SPEC 11).
+    """A disassociated release: chunks, not rows (design.md §11).
 
     ``?format=ndjson``: a first line without ``clusters``, then one cluster a line.
     """

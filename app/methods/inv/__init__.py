@@ -1,4 +1,4 @@
-"""Inv (SPEC 9): m-invariance, each individual's signature kept across releases
+"""Inv (design.md §9): m-invariance, each individual's signature kept across releases
 (:mod:`app.methods.inv.storage`)."""
 
 from app.methods.family import anony_family

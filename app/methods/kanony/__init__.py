@@ -1,4 +1,4 @@
-"""Kanony (SPEC 7): Sanony with generalisation by a taxonomy."""
+"""Kanony (design.md §7): Sanony with generalisation by a taxonomy."""
 
 from app.core.params import COMMON, SERIAL
 from app.methods.family import anony_family

@@ -1,4 +1,4 @@
-"""Sanony (SPEC 2-5): Anony plus backward and forward perturbation, serially preserving."""
+"""Sanony (design.md §§2-5): Anony plus backward and forward perturbation, serially preserving."""
 
 from app.core.params import COMMON, SERIAL
 from app.methods.family import anony_family

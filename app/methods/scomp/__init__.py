@@ -1,4 +1,4 @@
-"""sComp (SPEC 8): releases checked against composition attacks with other publishers."""
+"""sComp (design.md §8): releases checked against composition attacks with other publishers."""
 
 from app.core.params import COMMON
 from app.methods.family import anony_family

@@ -1,4 +1,4 @@
-"""Wong et al. (SPEC 6): l-diversity of groups across releases, with the statistics file
+"""Wong et al. (design.md §6): l-diversity of groups across releases, with the statistics file
 m(o, s) kept per series (:mod:`app.methods.wong.storage`)."""
 
 from app.methods.family import anony_family

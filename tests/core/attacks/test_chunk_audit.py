@@ -1,4 +1,4 @@
-"""The audit of a disassociated release (SPEC 11): background from chunks, every attack
+"""The audit of a disassociated release (design.md §11): background from chunks, every attack
 scored against the publisher's result, the report kept for auditors."""
 
 from __future__ import annotations
