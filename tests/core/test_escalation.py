@@ -137,14 +137,15 @@ def test_kanony_escalates_too() -> None:
 
 
 def test_a_release_no_step_makes_safe_is_still_refused() -> None:
-    """The known limit (1 of 100 fixed hard series of test_soundness_properties): the new
-    release is one cluster already, and the term at fault is pinned from both sides (a
-    published row needs its copies in the overlap, the new rows need fewer). Nothing is
+    """The known limit (1 of 100 fixed hard series of test_soundness_properties: trial 26,
+    r_th 2.33): suppression beyond the budget and counterfeits alternate on copies a published
+    row needs in its overlap and the new rows need gone, until the round guard. Nothing is
     published; the refusal lists the steps tried."""
-    rng = random.Random(20)
+    trial = 26
+    rng = random.Random(trial)
     releases = rng.randint(3, 5)
     base = build_series(
-        seed=20,
+        seed=trial,
         releases=releases,
         sizes=[rng.randint(8, 50) for _ in range(releases)],
         n_private=rng.randint(1, 3),
@@ -152,14 +153,12 @@ def test_a_release_no_step_makes_safe_is_still_refused() -> None:
         r_th=rng.uniform(1.5, 8),
         cluster_size=rng.randint(2, 6),
     )
-    series = _inject(base, 20, rng.uniform(0.2, 0.5))
+    series = _inject(base, trial, rng.uniform(0.2, 0.5))
     with pytest.raises(PublicationFailed) as failed:
         _publish_series(series)
     escalation = failed.value.details["escalation"]
-    assert [s["step"] for s in escalation["steps"]] == [
-        "repair_and_budget",
-        "suppression_beyond_budget",
-    ]
+    steps = [s["step"] for s in escalation["steps"]]
+    assert steps[0] == "repair_and_budget" and steps[-1] == "suppression_beyond_budget"
     assert not any(s["published"] for s in escalation["steps"])
     assert escalation["clusters_after"] is None
     assert "did not make it safe either" in failed.value.message
