@@ -35,6 +35,7 @@ SERIAL = (
     "max_suppression",
     "suppression_floor",
     "suppression_scope",
+    "on_infeasible",
 )
 
 #: Default Anony threshold of Sanony/Kanony as a share of ``r_th``: the headroom lets a
@@ -70,6 +71,10 @@ class PublishParams:
     share of the series so far, this release included, less what the earlier releases suppressed
     (``series``: a release that meets many new and rising terms may use what quieter releases
     left; docs/methods.md, "Suppression budget");
+    ``on_infeasible`` what happens when the repair and the suppression budget leave rows over
+    ``r_th``: ``escalate`` (the default) builds the release again with coarser clusters, then
+    suppresses beyond the budget, and reports each step (``escalation``); ``refuse`` refuses
+    the publication (docs/methods.md, "When a release cannot be made safe", issue 20);
     ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` a
     publisher-given seed for every random choice, for tests and benchmarks only (``None``, the
     default: a secret drawn per release, ``secret``, set by the caller and kept in the private
@@ -89,6 +94,7 @@ class PublishParams:
     max_suppression: float = 0.01
     suppression_floor: int = 3
     suppression_scope: str = "series"
+    on_infeasible: str = "escalate"
     cluster_size: int = 10
     seed: int | None = None
     max_repair_rounds: int = 200
@@ -218,6 +224,11 @@ def _validate(p: PublishParams) -> None:
         "suppression_scope",
         p.suppression_scope in ("release", "series"),
         "must be 'release' or 'series'",
+    )
+    _check(
+        "on_infeasible",
+        p.on_infeasible in ("escalate", "refuse"),
+        "must be 'escalate' or 'refuse'",
     )
     _check("cluster_size", 1 <= p.cluster_size <= 100_000, "must be between 1 and 100000")
     _check(

@@ -15,7 +15,7 @@ from app.core.progress import ProgressCallback
 from app.core.randomness import draw_secret, randomness_record, seed_warning
 from app.core.validation import validate_corpus
 
-__all__ = ["DISCLOSING_RATE", "publish", "rate_warnings", "with_secret"]
+__all__ = ["DISCLOSING_RATE", "escalation_warning", "publish", "rate_warnings", "with_secret"]
 
 
 def publish(
@@ -58,6 +58,9 @@ def publish(
             true_copies(corpus, private_terms), publication.release
         )
     warnings += rate_warnings(publication.release.population_rates, private_terms)
+    warning = escalation_warning(publication.report.get("escalation"))
+    if warning is not None:
+        warnings.append(warning)
     if warnings:
         publication.report["warnings"] = warnings
     return publication
@@ -90,6 +93,36 @@ def rate_warnings(
         for s, rate in sorted(rates.items())
         if s in private_terms and rate >= DISCLOSING_RATE
     ]
+
+
+def escalation_warning(escalation: object) -> dict[str, str] | None:
+    """The warning of a release that was published only by escalating (``on_infeasible =
+    "escalate"``, issue 20): coarser clusters or suppression beyond the budget cost utility
+    the publisher should know of; ``None`` when the release did not escalate.
+
+    >>> escalation_warning(None) is None
+    True
+    """
+    if not isinstance(escalation, Mapping):
+        return None
+    steps = escalation.get("steps")
+    last = steps[-1] if isinstance(steps, list) and steps else {}
+    beyond = escalation.get("suppressed_beyond_budget")
+    copies = sum(beyond.values()) if isinstance(beyond, Mapping) else 0
+    terms = ", ".join(sorted(beyond)) if isinstance(beyond, Mapping) else ""
+    step = last.get("step", "") if isinstance(last, Mapping) else ""
+    before, after = escalation.get("clusters_before"), escalation.get("clusters_after")
+    what = f"clusters {before} -> {after}"
+    if copies:
+        what += f"; {copies} private copies suppressed beyond the budget ({terms})"
+    return {
+        "code": "escalated",
+        "step": str(step),
+        "message": "the repair and the suppression budget could not bring every row within "
+        f"r_th, so the release escalated ({step}: {what}); every row is still within r_th. "
+        "Set params.on_infeasible to 'refuse' to refuse such a release instead "
+        "(report.escalation).",
+    }
 
 
 def with_secret(params: Any) -> Any:

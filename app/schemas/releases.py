@@ -211,7 +211,9 @@ class PublishResult(BaseModel):
         "numbers, comma-separated; rows: how many rows printed it), and "
         "disclosing_population_rate when a private term's published population rate is 0.5 "
         "or more (term, rate: whoever knows a person is in the snapshot learns they have it "
-        "with that probability, whatever r_th; a one-line snapshot prints rate 1)",
+        "with that probability, whatever r_th; a one-line snapshot prints rate 1), and "
+        "escalated when the release was published only by escalating (step: "
+        "coarser_clusters or suppression_beyond_budget; params.on_infeasible)",
         examples=[
             [
                 {

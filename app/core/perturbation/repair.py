@@ -61,6 +61,7 @@ class Repairer:
         explain_kept: ExplainKept | None = None,
         *,
         least_lift: bool = True,
+        beyond_budget: bool = False,
     ) -> None:
         """``explain_kept``: for the terms ``keep_in_bag`` holds that a refusal leaves over
         r_th, the change of parameters that lets them leave the bag and a note, or ``None``
@@ -70,7 +71,13 @@ class Repairer:
         self.perturber = perturber
         self.r_th = r_th
         self.suppressor = Suppressor(
-            state, j, max_suppression, suppression_floor, earlier, keep_in_bag
+            state,
+            j,
+            max_suppression,
+            suppression_floor,
+            earlier,
+            keep_in_bag,
+            beyond_budget=beyond_budget,
         )
         #: Terms whose copies the repair added to the new release for a published row (its
         #: overlap needs them, f2 of Lemma 4), with the new clusters that received them (none

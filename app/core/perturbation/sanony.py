@@ -67,12 +67,15 @@ def anonymise_corpus(
     params: PublishParams,
     release_no: int,
     published: Sequence[PublishedRelease] | None = None,
+    merge: int = 1,
 ) -> tuple[AnonyResult, list[list[int]]]:
     """Clustering (or the client's partition) and Anony for one corpus (design.md §2).
 
     With ``published`` (Sanony, Kanony) the clustering keeps every copy of a set in one cluster
     and continues the published lineages (:mod:`app.core.anonymisation.lineage`, design.md §5);
-    without it (the Anony baseline) it is design.md §2.1's frequency-ordered runs.
+    without it (the Anony baseline) it is design.md §2.1's frequency-ordered runs. ``merge`` > 1
+    joins that many neighbouring clusters into one (:func:`coarsen`, the escalation's first
+    step, issue 20).
     """
     rows, private_sets = _split_rows(corpus, private_terms)
     if published is None or (corpus and corpus[0].cluster is not None):
@@ -86,10 +89,40 @@ def anonymise_corpus(
             [list(dict.fromkeys(c.rows)) for c in r.clusters] for r in published
         )
         partition = lineage_clusters(rows, lineage_of, params.cluster_size)
+    if merge > 1:
+        partition = coarsen(partition, rows, merge)
     # Sanony/Kanony (``published`` given) sanitise with headroom; the Anony baseline to r_th.
     threshold = params.r_th if published is None else params.anony_threshold
     result = anonymise(rows, private_sets, partition, threshold, params.randomness_key(release_no))
     return result, partition
+
+
+def coarsen(partition: Sequence[Sequence[int]], rows: Sequence[Row], merge: int) -> list[list[int]]:
+    """``partition`` with every ``merge`` neighbouring clusters joined into one; ``merge`` at
+    least the number of clusters gives one cluster for the whole release.
+
+    Neighbours in the frequency-rank order of their most frequent set (the order the
+    clustering cuts fresh runs in, :mod:`app.core.anonymisation.lineage`): clusters of similar
+    sets are joined first. Each new cluster is a union of whole clusters, so every copy of a
+    set stays in one cluster and a lineage is never cut.
+
+    >>> coarsen([[0], [1], [2]], [("a",), ("b",), ("a", "b")], 2)
+    [[0, 2], [1]]
+    """
+    frequency: Counter[str] = Counter(t for row in rows for t in row)
+    rank = {
+        t: i for i, (t, _) in enumerate(sorted(frequency.items(), key=lambda kv: (-kv[1], kv[0])))
+    }
+
+    def key(cluster: Sequence[int]) -> tuple[tuple[int, ...], int]:
+        return min((tuple(sorted(rank[t] for t in rows[i])), i) for i in cluster)
+
+    ordered = sorted((c for c in partition if c), key=key)
+    step = max(merge, 1)
+    return [
+        [i for c in ordered[start : start + step] for i in c]
+        for start in range(0, len(ordered), step)
+    ]
 
 
 def _split_rows(
@@ -280,6 +313,7 @@ def publish_sanony(
     before_rates: BeforeRates | None = None,
     keep_in_bag: Mapping[str, int] | None = None,
     explain_kept: ExplainKept | None = None,
+    escalate: bool | None = None,
 ) -> Publication:
     """Publish ``corpus`` so that the whole series stays serially preserving (Theorem 1).
 
@@ -294,6 +328,9 @@ def publish_sanony(
     slack where a later step moves the composition: when the release is then refused, it is
     built again with Lemma 4's full lift on whole releases (the ratchet it replaced), and is
     refused only if that fails too; the report says which lift it kept (``global_lift``).
+
+    When that is refused too, ``escalate`` (``None``: ``params.on_infeasible ==
+    "escalate"``) climbs the ladder of :func:`_escalate` (issue 20) instead of refusing.
     """
     least = params.backward == "where_needed" and params.global_lift == "least"
     attempt = partial(
@@ -307,12 +344,121 @@ def publish_sanony(
         keep_in_bag,
         explain_kept,
     )
+
+    def build(merge: int = 1, beyond_budget: bool = False) -> Publication:
+        try:
+            return attempt(least_lift=least, merge=merge, beyond_budget=beyond_budget)
+        except PublicationFailed:
+            if not least:
+                raise
+        return attempt(least_lift=False, merge=merge, beyond_budget=beyond_budget)
+
     try:
-        return attempt(least_lift=least)
-    except PublicationFailed:
-        if not least:
+        return build()
+    except PublicationFailed as refused:
+        if not (params.on_infeasible == "escalate" if escalate is None else escalate):
             raise
-    return attempt(least_lift=False)
+        first = refused
+    return _escalate(build, first)
+
+
+#: A step of the escalation: the release built with ``merge`` neighbouring clusters joined,
+#: and suppression past the budget or not.
+Build = Callable[[int, bool], Publication]
+
+
+def _escalate(build: Build, refused: PublicationFailed) -> Publication:
+    """The ladder when the repair and the suppression budget leave rows over ``r_th`` (issue
+    20, ``on_infeasible = "escalate"``): the release is built again, from the same
+    randomness, by the same mechanism and judged by the same checked post-condition (every
+    row of every release, design.md §4's full adversary), with
+
+    1. coarser clusters: every 2, 4, 8, ... neighbouring clusters joined (:func:`coarsen`),
+       up to one cluster for the whole release; the first that publishes is kept;
+    2. then suppression beyond the budget (the repair's own rule: the terms at fault with
+       the fewest copies first, in the extreme every copy of a term), from the release's own
+       clusters to one cluster, the finest that publishes kept.
+
+    Nothing is published that the post-condition did not pass: when no step publishes the
+    release is refused with every step in the report (``escalation``). The published report's
+    ``escalation`` lists the steps tried, the clusters before and after and the copies
+    suppressed beyond the budget per term.
+    """
+    clusters = _int(refused.details.get("clusters"), 1)
+    steps: list[dict[str, object]] = [_step("repair_and_budget", 1, clusters, refused)]
+    merges: list[int] = []
+    merge = 2
+    while clusters > 1:
+        merges.append(merge)
+        if merge >= clusters:
+            break
+        merge *= 2
+    last = refused
+    ladder = [(m, False) for m in merges] + [(m, True) for m in [1, *merges]]
+    for merge, beyond in ladder:
+        step = "suppression_beyond_budget" if beyond else "coarser_clusters"
+        try:
+            publication = build(merge, beyond)
+        except PublicationFailed as failed:
+            steps.append(_step(step, merge, _int(failed.details.get("clusters"), 0), failed))
+            last = failed
+            continue
+        report = publication.report
+        beyond_budget = report.pop("suppressed_beyond_budget", {})
+        steps.append(
+            {
+                "step": step,
+                "merge": merge,
+                "clusters": report.get("clusters"),
+                "published": True,
+                "suppressed": _per_term(report.get("suppressed")),
+            }
+        )
+        report["escalation"] = {
+            "steps": steps,
+            "clusters_before": clusters,
+            "clusters_after": report.get("clusters"),
+            "suppressed_beyond_budget": beyond_budget,
+        }
+        return publication
+    raise PublicationFailed(
+        f"{last.message}; escalation (coarser clusters up to one, then suppression beyond "
+        "the budget) did not make it safe either",
+        {
+            **last.details,
+            "escalation": {
+                "steps": steps,
+                "clusters_before": clusters,
+                "clusters_after": None,
+                "suppressed_beyond_budget": {},
+            },
+        },
+    )
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) else default
+
+
+def _step(step: str, merge: int, clusters: int, failed: PublicationFailed) -> dict[str, object]:
+    """A step of the ladder that was refused, with what its repair left: the rows over r_th,
+    the terms at fault and the copies it suppressed, per term."""
+    return {
+        "step": step,
+        "merge": merge,
+        "clusters": clusters,
+        "published": False,
+        "rows_over_threshold": failed.details.get("rows_over_threshold"),
+        "terms": failed.details.get("terms", []),
+        "suppressed": _per_term(failed.details.get("suppressed")),
+    }
+
+
+def _per_term(counts: object) -> dict[str, object]:
+    """Copies per term, sorted, from a report's or a refusal's ``suppressed``."""
+    return (
+        dict(sorted((str(s), k) for s, k in counts.items())) if isinstance(counts, Mapping) else {}
+    )
 
 
 def _publish_sanony(
@@ -326,6 +472,8 @@ def _publish_sanony(
     explain_kept: ExplainKept | None,
     *,
     least_lift: bool,
+    merge: int = 1,
+    beyond_budget: bool = False,
 ) -> Publication:
     report = Progress(progress)
     release_no = history.next_release_no
@@ -341,7 +489,7 @@ def _publish_sanony(
 
     report("anony")
     result, partition = anonymise_corpus(
-        corpus, private_terms, params, release_no, history.releases
+        corpus, private_terms, params, release_no, history.releases, merge
     )
     state = SeriesState.from_published(history.releases)
     j = state.append(release_state(result, release_no))
@@ -396,15 +544,21 @@ def _publish_sanony(
         keep_in_bag,
         explain_kept,
         least_lift=least_lift,
+        beyond_budget=beyond_budget,
     )
-    rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
-    if j and params.forward_perturbation:
-        fp1_after, more_rounds, more_repaired = _recheck_forward(
-            perturber, repairer, params.max_repair_rounds, lambda f: report("verify", f)
-        )
-        fp1 += fp1_after
-        rounds += more_rounds
-        repaired += more_repaired
+    try:
+        rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
+        if j and params.forward_perturbation:
+            fp1_after, more_rounds, more_repaired = _recheck_forward(
+                perturber, repairer, params.max_repair_rounds, lambda f: report("verify", f)
+            )
+            fp1 += fp1_after
+            rounds += more_rounds
+            repaired += more_repaired
+    except PublicationFailed as failed:
+        # The escalation coarsens from here (issue 20).
+        failed.details["clusters"] = len(partition)
+        raise
     lap("verify")
     published, ledger = finalise(release, corpus, partition, seed, private_terms)
     ledger.suppressed = dict(sorted(repairer.suppressor.suppressed.items()))
@@ -442,5 +596,11 @@ def _publish_sanony(
             "suppressed": dict(sorted(repairer.suppressor.suppressed.items())),
             "seconds": seconds,
             **extra,
+            # Popped into the report's ``escalation`` (:func:`_escalate`).
+            **(
+                {"suppressed_beyond_budget": dict(sorted(repairer.suppressor.beyond.items()))}
+                if beyond_budget
+                else {}
+            ),
         },
     )

@@ -40,6 +40,8 @@ class Suppressor:
         floor: int = 0,
         earlier: tuple[int, int] = (0, 0),
         keep_in_bag: Mapping[str, int] | None = None,
+        *,
+        beyond_budget: bool = False,
     ) -> None:
         """``keep_in_bag``: copies of a term the global bag must keep (Kanony's invariant bag,
         design.md §7: suppression takes copies from clusters, or bag copies above these);
@@ -49,7 +51,11 @@ class Suppressor:
         budget (design.md §5, ``suppression_scope = "release"``). A release's copies are those it
         holds before the repair, BP's s-counterfeit copies included (as before issue 8's
         suppression-first rule; on the B1 grid they are the difference between a budget of 4 and 5
-        copies, and seed 2 at the defaults needs 5)."""
+        copies, and seed 2 at the defaults needs 5).
+
+        ``beyond_budget``: the last step of the escalation (``on_infeasible = "escalate"``,
+        issue 20) may suppress every copy of the release; the copies taken once the budget
+        was spent are counted per term in :attr:`beyond`."""
         self.state = state
         self.j = j
         release = state.releases[j]
@@ -66,6 +72,10 @@ class Suppressor:
         # private term new to it (held by 1-3 rows) can only be protected by suppression: the
         # floor keeps such small releases publishable (docs/methods.md, "Suppression").
         self.budget = min(copies, max(allowed, floor))
+        #: What may be suppressed: the budget, or without limit past it (``beyond_budget``).
+        self.limit = math.inf if beyond_budget else self.budget
+        #: Copies suppressed after the budget was spent, per term (``beyond_budget`` only).
+        self.beyond: Counter[str] = Counter()
         self.keep_in_bag: Mapping[str, int] = dict(keep_in_bag or {})
         self.suppressed: Counter[str] = Counter()
         #: Copies taken from each cluster's segment (position -> term -> copies).
@@ -91,10 +101,13 @@ class Suppressor:
             return False
         done = False
         for place, s in sorted(targets, key=lambda k: (totals.get(k[1], 0), k[1], k[0] or -1)):
-            if sum(self.suppressed.values()) >= self.budget:
+            spent = sum(self.suppressed.values())
+            if spent >= self.limit:
                 break
             taken = self._remove_one(place, s)
             if taken is not False:
+                if spent >= self.budget:
+                    self.beyond[s] += 1
                 self.suppressed[s] += 1
                 if taken is not None:
                     self.by_cluster.setdefault(taken, Counter())[s] += 1

@@ -290,9 +290,10 @@ def publish_kanony(
     added = BagCounterfeits()
     kept_terms: set[str] = set()
 
-    def attempt(raise_rates: bool) -> Publication:
+    def attempt(raise_rates: bool, escalate: bool) -> Publication:
         """Sanony with the bag step; ``raise_rates``: raise the rates of kept terms that the
-        global composition pins (:func:`raise_pinned`)."""
+        global composition pins (:func:`raise_pinned`); ``escalate``: Sanony's escalation
+        when refused (``on_infeasible``, issue 20)."""
         keep: dict[str, int] = {}
 
         def invariance(release: ReleaseState, judge: Judge) -> Mapping[str, object]:
@@ -335,12 +336,16 @@ def publish_kanony(
             before_rates=invariance,
             keep_in_bag=keep,
             explain_kept=lambda held: letting_go(history, held, required, params),
+            escalate=escalate,
         )
 
+    escalate = params.on_infeasible == "escalate"
     try:
-        publication = attempt(raise_rates=False)
+        # Escalation only after the raised rates below were tried: it costs utility.
+        publication = attempt(raise_rates=False, escalate=False)
     except PublicationFailed as failed:
-        if not kept_terms.intersection(_terms_over(failed)):
+        raise_rates = bool(kept_terms.intersection(_terms_over(failed)))
+        if not raise_rates and not escalate:
             raise
         # Rows of terms the bag keeps are at fault: suppression may not take their last
         # copies, or spent the budget on their others. Their rates are raised only now, on a
@@ -351,7 +356,7 @@ def publish_kanony(
         # published; retrying only when the refusal's rows were held by the bag's last
         # copies (kept_in_bag) refused 6 of 800 small series (1-12 rows a release) that this
         # publishes; this refuses none of them.
-        publication = attempt(raise_rates=True)
+        publication = attempt(raise_rates=raise_rates, escalate=escalate)
     copies = added.copies
     publication.release.global_counterfeits = sum(copies.values())
     publication.ledger.global_bag_counterfeits = copies

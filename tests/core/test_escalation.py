@@ -1,0 +1,173 @@
+"""When the repair and the budget are not enough: escalation, never a weaker check (issue 20).
+
+``on_infeasible = "escalate"`` (the default) builds a release that the repair and the
+suppression budget leave over ``r_th`` again with coarser clusters, then with suppression
+beyond the budget; whatever it publishes is judged by the same post-condition, and the
+independent oracle (``tests/oracle``, design.md §4 as written) must find no row over ``r_th``.
+``on_infeasible = "refuse"`` keeps the refusal.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from app.core.errors import PublicationFailed
+from app.core.history import SeriesHistory
+from app.core.model import Publication
+from app.core.params import parse_params
+from app.core.perturbation.sanony import coarsen
+from app.core.pipeline import publish
+from tests.core.series_strategies import SmallSeries, build_series, small_series
+from tests.core.test_soundness_properties import _inject, _rising_term_series
+from tests.oracle.serial_risk import violations
+
+#: No suppression budget at all.
+NO_BUDGET = {"max_suppression": 0.0, "suppression_floor": 0}
+#: The rising term of ``_rising_term_series`` with no budget and two repair rounds (more
+#: dilute it with counterfeits): only suppression beyond the budget mends it.
+RISING = {**NO_BUDGET, "max_repair_rounds": 2}
+
+
+def _publish_series(
+    series: SmallSeries, method: str = "sanony", **extra: object
+) -> list[Publication]:
+    """Every release of ``series``, the oracle judging the whole series after each."""
+    raw = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed % 7}
+    params = parse_params(method, {**raw, **extra})
+    history = SeriesHistory()
+    publications = []
+    for corpus in series.corpora:
+        publication = publish(method, history, corpus, series.private_terms, params)
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+        assert violations(history.releases, series.r_th) == []
+        publications.append(publication)
+    return publications
+
+
+def _rising(method: str = "sanony", **extra: object) -> Publication:
+    corpora, private = _rising_term_series()
+    series = SmallSeries(corpora, private, 2.0, 4, 1)
+    return _publish_series(series, method, **extra)[-1]
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(small_series())
+def test_with_escalation_every_release_publishes_and_is_safe(series: SmallSeries) -> None:
+    """At the defaults every release publishes, and the oracle finds every row of every
+    release within r_th. Derandomized: the ladder is not complete (the test below), and on
+    150 fixed series of this strategy none was refused, so a random draw could still meet one
+    (a series at r_th 1.5 with no budget at all was, below)."""
+    publications = _publish_series(series)
+    assert len(publications) == len(series.corpora)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_series())
+def test_escalation_never_publishes_an_unsafe_release(series: SmallSeries) -> None:
+    """No budget at all, so that most series escalate: whatever publishes is within r_th for
+    the oracle after every release (``_publish_series``); a release no step makes safe is
+    refused with every step tried in its report, none published (found by hypothesis: r_th
+    1.5, 122 copies suppressed beyond a budget of 0, 5 rows still over)."""
+    try:
+        _publish_series(series, **NO_BUDGET)
+    except PublicationFailed as failed:
+        steps = failed.details["escalation"]["steps"]
+        assert steps[-1]["step"] == "suppression_beyond_budget"
+        assert not any(step["published"] for step in steps)
+
+
+def test_refuse_still_refuses() -> None:
+    """The rising term needs one copy suppressed; with no budget, ``refuse`` refuses with its
+    report (as before issue 20), ``escalate`` publishes."""
+    with pytest.raises(PublicationFailed) as failed:
+        _rising(**RISING, on_infeasible="refuse")
+    assert failed.value.details["suppression_budget"] == 0
+    assert failed.value.details["terms"] == ["X"]
+    assert "escalation" not in failed.value.details
+    assert _rising(**RISING).report["escalation"]["suppressed_beyond_budget"] == {"X": 1}
+
+
+def test_the_report_says_how_far_it_escalated() -> None:
+    publication = _rising(**RISING)
+    report = publication.report
+    escalation = report["escalation"]
+    steps = escalation["steps"]
+    # The refusal it escalated from, then coarser clusters up to one, then beyond the budget.
+    assert steps[0]["step"] == "repair_and_budget" and not steps[0]["published"]
+    assert steps[0]["rows_over_threshold"] > 0
+    assert steps[0]["terms"] == ["X"] and steps[0]["suppressed"] == {}
+    coarser = [s for s in steps if s["step"] == "coarser_clusters"]
+    assert [s["merge"] for s in coarser] == [2, 4, 8, 16]
+    assert coarser[-1]["clusters"] == 1
+    assert steps[-1] == {
+        "step": "suppression_beyond_budget",
+        "merge": 1,
+        "clusters": report["clusters"],
+        "published": True,
+        "suppressed": {"X": 1},
+    }
+    assert escalation["clusters_before"] == steps[0]["clusters"] == 9
+    assert escalation["clusters_after"] == report["clusters"] == 9
+    assert escalation["suppressed_beyond_budget"] == {"X": 1}
+    assert publication.ledger.suppressed == {"X": 1}
+    assert "suppressed_beyond_budget" not in report  # only inside ``escalation``
+    warning = next(w for w in report["warnings"] if w["code"] == "escalated")
+    assert warning["step"] == "suppression_beyond_budget"
+    assert "1 private copies suppressed beyond the budget (X)" in warning["message"]
+    # A release that needs no escalation says nothing of it.
+    calm = _rising()
+    assert "escalation" not in calm.report
+    assert all(w["code"] != "escalated" for w in calm.report.get("warnings", []))
+
+
+def test_kanony_escalates_too() -> None:
+    publication = _rising("kanony", **RISING)
+    assert publication.report["escalation"]["steps"][-1]["published"]
+    with pytest.raises(PublicationFailed):
+        _rising("kanony", **RISING, on_infeasible="refuse")
+
+
+def test_a_release_no_step_makes_safe_is_still_refused() -> None:
+    """The known limit (1 of 100 fixed hard series of test_soundness_properties: trial 26,
+    r_th 2.33): suppression beyond the budget and counterfeits alternate on copies a published
+    row needs in its overlap and the new rows need gone, until the round guard. Nothing is
+    published; the refusal lists the steps tried."""
+    trial = 26
+    rng = random.Random(trial)
+    releases = rng.randint(3, 5)
+    base = build_series(
+        seed=trial,
+        releases=releases,
+        sizes=[rng.randint(8, 50) for _ in range(releases)],
+        n_private=rng.randint(1, 3),
+        n_public=rng.randint(3, 8),
+        r_th=rng.uniform(1.5, 8),
+        cluster_size=rng.randint(2, 6),
+    )
+    series = _inject(base, trial, rng.uniform(0.2, 0.5))
+    with pytest.raises(PublicationFailed) as failed:
+        _publish_series(series)
+    escalation = failed.value.details["escalation"]
+    steps = [s["step"] for s in escalation["steps"]]
+    assert steps[0] == "repair_and_budget" and steps[-1] == "suppression_beyond_budget"
+    assert not any(s["published"] for s in escalation["steps"])
+    assert escalation["clusters_after"] is None
+    assert "did not make it safe either" in failed.value.message
+
+
+def test_coarsen_joins_whole_clusters_of_similar_sets() -> None:
+    rows = [("a",), ("b",), ("a", "b"), ("c",), ("c",)]
+    partition = [[0], [1], [2], [3, 4]]
+    assert coarsen(partition, rows, 2) == [[0, 2], [1, 3, 4]]
+    assert coarsen(partition, rows, 4) == [[0, 2, 1, 3, 4]]
+    assert coarsen(partition, rows, 100) == [[0, 2, 1, 3, 4]]
+    assert coarsen(partition, rows, 1) == [[0], [2], [1], [3, 4]]
