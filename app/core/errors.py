@@ -75,6 +75,7 @@ class WarningCode(StrEnum):
     DISCLOSING_POPULATION_RATE = "disclosing_population_rate"
     TERM_FOLDS_ONTO_PRIVATE_TERM = "term_folds_onto_private_term"
     PRIVATE_TERM_PUBLISHED_EARLIER = "private_term_published_earlier"
+    ESCALATED = "escalated"
 
 
 class CoreError(Exception):

@@ -116,7 +116,7 @@ def escalation_warning(escalation: object) -> dict[str, str] | None:
     if copies:
         what += f"; {copies} private copies suppressed beyond the budget ({terms})"
     return {
-        "code": "escalated",
+        "code": WarningCode.ESCALATED,
         "step": str(step),
         "message": "the repair and the suppression budget could not bring every row within "
         f"r_th, so the release escalated ({step}: {what}); every row is still within r_th. "
