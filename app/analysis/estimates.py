@@ -107,8 +107,11 @@ def suppression_bound(release: Release) -> float:
     earlier copies are at most ``E`` plus what the earlier releases suppressed, which the
     budget takes back), so ``supp <= max(f, a (P + E) / (1 - a))``. ``E = 0`` under
     ``suppression_scope = "release"``. ``inf`` when the series scope needs ``E`` and the
-    earlier releases were not loaded, or when ``a >= 1``.
+    earlier releases were not loaded, when ``a >= 1``, or when the release says it
+    suppressed beyond its budget (``suppression_beyond_budget``, an escalated release).
     """
+    if release.suppression_beyond_budget:  # an escalated release (issue 20): no bound
+        return math.inf
     share = float(_param(release, "max_suppression", DEFAULT_MAX_SUPPRESSION))
     floor = float(_param(release, "suppression_floor", DEFAULT_SUPPRESSION_FLOOR))
     scope = str(_param(release, "suppression_scope", DEFAULT_SUPPRESSION_SCOPE))

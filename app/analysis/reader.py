@@ -111,6 +111,9 @@ class Release:
     clusters: tuple[Cluster, ...]
     #: A complete release-level count of counterfeit rows, when the release publishes one.
     counterfeit_rows_total: int | None = None
+    #: The release escalated to suppression beyond its budget (issue 20): no upper bound on
+    #: the copies it suppressed.
+    suppression_beyond_budget: bool = False
     #: Private copies the earlier releases of the series published (set by
     #: :func:`load_series` when it holds every earlier release; ``None``: unknown). The
     #: suppression budget over the series (``suppression_scope = "series"``) depends on it.
@@ -212,6 +215,7 @@ def parse_release(document: Mapping[str, Any]) -> Release:
         "global_bag",
         "global_counterfeits",
         "clusters",
+        "suppression_beyond_budget",
         *RELEASE_COUNTERFEIT_FIELDS,
     }
     label = document.get("label")
@@ -228,6 +232,7 @@ def parse_release(document: Mapping[str, Any]) -> Release:
         global_counterfeits=_int(document.get("global_counterfeits", 0), "global_counterfeits"),
         clusters=tuple(clusters),
         counterfeit_rows_total=total,
+        suppression_beyond_budget=bool(document.get("suppression_beyond_budget", False)),
         extra={k: v for k, v in document.items() if k not in known},
     )
 

@@ -136,6 +136,9 @@ class PublishedRelease:
     #: adversary how many rows to discount (issue 20). ``None`` for a release stored before
     #: the total was kept (its readers fall back on the clusters' counts).
     counterfeit_rows: int | None = None
+    #: Whether the release escalated to suppression beyond ``max_suppression`` (issue 20):
+    #: public, so that an analyst's interval on a count knows its upper bound is gone.
+    suppression_beyond_budget: bool = False
 
     @property
     def n_rows(self) -> int:

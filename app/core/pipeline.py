@@ -58,9 +58,12 @@ def publish(
             true_copies(corpus, private_terms), publication.release
         )
     warnings += rate_warnings(publication.release.population_rates, private_terms)
-    warning = escalation_warning(publication.report.get("escalation"))
+    escalation = publication.report.get("escalation")
+    warning = escalation_warning(escalation)
     if warning is not None:
         warnings.append(warning)
+    if isinstance(escalation, Mapping) and escalation.get("suppressed_beyond_budget"):
+        publication.release.suppression_beyond_budget = True
     if warnings:
         publication.report["warnings"] = warnings
     return publication

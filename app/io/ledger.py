@@ -94,4 +94,5 @@ def read_release(document: Mapping[str, Any]) -> PublishedRelease:
         global_counterfeits=document.get("global_counterfeits", 0),
         label=document.get("label"),
         counterfeit_rows=document.get("counterfeit_rows"),
+        suppression_beyond_budget=bool(document.get("suppression_beyond_budget", False)),
     )

@@ -56,6 +56,9 @@ def release_header(
         # the clusters' ``counterfeits`` count BP + FP1's only (design.md §3, issue 20). A release
         # stored before the total was kept prints the sum of its clusters' counts.
         "counterfeit_rows": public_counterfeit_rows(release),
+        # Copies were suppressed beyond max_suppression (an escalated release, issue 20): a
+        # count's upper bound from the budget does not hold for this release.
+        "suppression_beyond_budget": release.suppression_beyond_budget,
     }
 
 

@@ -115,6 +115,7 @@ class ReleaseOut(BaseModel):
                     "global_bag": {"herpes": 1},
                     "global_counterfeits": 0,
                     "counterfeit_rows": 1,
+                    "suppression_beyond_budget": False,
                     "clusters": [
                         {
                             "cluster_id": "c1",
@@ -152,6 +153,12 @@ class ReleaseOut(BaseModel):
         description="Every counterfeit row of the release (BP, FP1, FP2 and the repair's "
         "alike): n_rows minus it is the snapshot's row count. The clusters' counterfeits "
         "sum to BP's and FP1's only (releases stored before this total print that sum)"
+    )
+    suppression_beyond_budget: bool = Field(
+        False,
+        description="The release escalated to suppression beyond max_suppression "
+        "(params.on_infeasible = escalate): published counts of private terms have no upper "
+        "bound from the suppression budget (docs/analysis.md)",
     )
     clusters: list[ClusterOut]
 

@@ -24,7 +24,15 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     op.add_column("releases", sa.Column("counterfeit_rows", sa.Integer(), nullable=True))
+    # Issue 20 (escalation): whether a release suppressed copies beyond its budget, public.
+    op.add_column(
+        "releases",
+        sa.Column(
+            "suppression_beyond_budget", sa.Boolean(), nullable=False, server_default=sa.false()
+        ),
+    )
 
 
 def downgrade() -> None:
+    op.drop_column("releases", "suppression_beyond_budget")
     op.drop_column("releases", "counterfeit_rows")

@@ -80,6 +80,7 @@ async def test_analyst_view_has_no_private_columns(client: httpx.AsyncClient) ->
         "global_bag",
         "global_counterfeits",
         "counterfeit_rows",
+        "suppression_beyond_budget",
         "clusters",
     }
     for cluster in release["clusters"]:

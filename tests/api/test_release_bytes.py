@@ -106,6 +106,7 @@ async def test_bytes_served_are_the_release_rendering(
         "global_bag",
         "global_counterfeits",
         "counterfeit_rows",
+        "suppression_beyond_budget",
         "clusters",
     }
     assert all(

@@ -20,6 +20,7 @@ from app.core.model import Publication
 from app.core.params import parse_params
 from app.core.perturbation.sanony import coarsen
 from app.core.pipeline import publish
+from app.io.public import release_header
 from tests.core.series_strategies import SmallSeries, build_series, small_series
 from tests.core.test_soundness_properties import _inject, _rising_term_series
 from tests.oracle.serial_risk import violations
@@ -93,7 +94,11 @@ def test_refuse_still_refuses() -> None:
     assert failed.value.details["suppression_budget"] == 0
     assert failed.value.details["terms"] == ["X"]
     assert "escalation" not in failed.value.details
-    assert _rising(**RISING).report["escalation"]["suppressed_beyond_budget"] == {"X": 1}
+    escalated = _rising(**RISING)
+    assert escalated.report["escalation"]["suppressed_beyond_budget"] == {"X": 1}
+    # Public: an analyst's interval on a count loses the budget's upper bound.
+    assert escalated.release.suppression_beyond_budget
+    assert release_header(escalated.release, "s", "sanony", {})["suppression_beyond_budget"]
 
 
 def test_the_report_says_how_far_it_escalated() -> None:

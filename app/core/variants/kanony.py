@@ -357,7 +357,11 @@ def publish_kanony(
         # copies (kept_in_bag) refused 6 of 800 small series (1-12 rows a release) that this
         # publishes; this refuses none of them.
         publication = attempt(raise_rates=raise_rates, escalate=escalate)
-    copies = added.copies
+    # A bag copy suppressed (beyond the budget, when the release escalated) is taken from
+    # the counterfeit copies first: a fake copy gone costs no true count, and the bag never
+    # holds fewer copies of a term than the counterfeits it publishes (issue 20).
+    bag = publication.release.global_bag
+    copies = {s: min(k, bag.get(s, 0)) for s, k in added.copies.items() if min(k, bag.get(s, 0))}
     publication.release.global_counterfeits = sum(copies.values())
     publication.ledger.global_bag_counterfeits = copies
     publication.report["method"] = "kanony"

@@ -10,7 +10,17 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint, text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -45,6 +55,8 @@ class Release(TimestampMixin, Base):
     global_counterfeits: Mapped[int] = mapped_column(Integer, default=0)
     #: Every counterfeit row of the release (public; NULL for releases stored before 0013).
     counterfeit_rows: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: Public: the release escalated to suppression beyond the budget (issue 20).
+    suppression_beyond_budget: Mapped[bool] = mapped_column(Boolean, default=False)
     job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
 
     series: Mapped[Series] = relationship(back_populates="releases", lazy="raise")

@@ -166,6 +166,7 @@ async def _load_uncached(
             global_counterfeits=m.global_counterfeits,
             label=m.label,
             counterfeit_rows=m.counterfeit_rows,
+            suppression_beyond_budget=m.suppression_beyond_budget,
         )
         for m in models
     ]

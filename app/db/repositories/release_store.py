@@ -50,6 +50,7 @@ async def store_publication(
         global_bag=dict(release.global_bag),
         global_counterfeits=release.global_counterfeits,
         counterfeit_rows=release.counterfeit_rows,
+        suppression_beyond_budget=release.suppression_beyond_budget,
         job_id=job_id,
     )
     session.add(model)
