@@ -287,8 +287,8 @@ _DEMO_HELP = (
 
 @cli.command(help=_DEMO_HELP)
 def demo(years: Annotated[int, typer.Option(min=1, max=10)] = 3) -> None:
-    """:func:`app.services.demo.run_demo` with its outcome as an exit code (help: above)."""
-    from app.services.demo import DemoError, run_demo
+    """:func:`app.demo.run_demo` with its outcome as an exit code (help: above)."""
+    from app.demo import DemoError, run_demo
 
     try:
         asyncio.run(run_demo(get_settings(), typer.echo, years, migrate=_migrate))

@@ -1,25 +1,18 @@
-"""The job queue (procrastinate, in PostgreSQL) and its one task. Jobs are thin: they open
-the runtime's database and call :func:`app.services.jobs.run_job` (Polar ``tasks.py``)."""
+"""The job queue's one task (procrastinate, in PostgreSQL). Jobs are thin: they open the
+runtime's database and call :func:`app.services.jobs.run_job` (Polar ``tasks.py``). The queue
+itself, and deferring a publication, are :mod:`app.queue`'s, below the services."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
-from collections.abc import AsyncIterator
 
-import procrastinate
 import procrastinate.jobs
 import procrastinate.retry
-import psycopg
 
-from app.db.embedded import libpq_url
+from app.queue import PUBLISH_TASK, QUEUE_NAME, defer_publication, open_queue, queue
 
 __all__ = ["queue", "publish_release", "open_queue", "defer_publication", "QUEUE_NAME"]
-
-QUEUE_NAME = "publish"
-
-queue = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths=["app.tasks"])
 
 
 class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
@@ -38,33 +31,9 @@ class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
         return None
 
 
-@queue.task(name="serialpub.publish_release", queue=QUEUE_NAME, retry=RequeueWhenStopped())
+@queue.task(name=PUBLISH_TASK, queue=QUEUE_NAME, retry=RequeueWhenStopped())
 async def publish_release(job_id: str) -> None:
     from app.runtime import current_runtime
     from app.services.jobs import run_job
 
     await run_job(current_runtime(), uuid.UUID(job_id))
-
-
-@contextlib.asynccontextmanager
-async def open_queue(database_url: str, *, max_size: int = 4) -> AsyncIterator[procrastinate.App]:
-    """Open the queue on a fresh connection pool (one per runtime, so tests can reopen)."""
-    connector = procrastinate.PsycopgConnector(
-        conninfo=libpq_url(database_url), min_size=1, max_size=max_size
-    )
-    with queue.replace_connector(connector):
-        async with queue.open_async():
-            yield queue
-
-
-async def defer_publication(
-    connection: psycopg.AsyncConnection[object], job_id: uuid.UUID, series_id: int
-) -> int:
-    """Defer the job inside the caller's transaction (a rollback leaves no job).
-
-    The procrastinate ``lock`` makes the jobs of one series run one at a time, in the order
-    they were created.
-    """
-    return await publish_release.configure(
-        lock=f"series:{series_id}", connection=connection
-    ).defer_async(job_id=str(job_id))

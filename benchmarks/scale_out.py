@@ -61,8 +61,8 @@ def _corpus_file() -> Path | None:
 def series_corpora(releases: int, size: int, seed: int) -> tuple[list[str], list[bytes]]:
     """Private terms and ``releases`` text/plain bodies of one SeGen series."""
     from app.core.segen import choose_private_terms, segen
+    from app.demo import generate_snapshots
     from app.io.corpus import read_corpus
-    from app.services.demo import generate_snapshots
 
     path = _corpus_file()
     if path is not None:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, TypeVar
 
 from app.core.errors import InvalidParameter
+from app.core.methods import declared_params
 from app.core.randomness import release_key
 
 _P = TypeVar("_P")
@@ -22,7 +23,8 @@ __all__ = [
 ]
 
 #: Parameters shared by the Anony family; each method declares which it reads
-#: (:mod:`app.methods`), and the others are rejected so that a typo is not ignored.
+#: (:mod:`app.core.methods`, filled by :mod:`app.methods`), and the others are rejected so
+#: that a typo is not ignored.
 COMMON = ("r_th", "cluster_size", "seed")
 SERIAL = (
     "anony_r_th",
@@ -124,7 +126,7 @@ class PublishParams:
 
     def for_method(self, method: str) -> dict[str, Any]:
         """The effective values of the parameters ``method`` reads (echoed by the API)."""
-        return self.select(_declared(method))
+        return self.select(declared_params(method))
 
     def select(self, names: Sequence[str]) -> dict[str, Any]:
         """The effective values of ``names``."""
@@ -137,21 +139,13 @@ def _check(name: str, ok: bool, why: str) -> None:
         raise InvalidParameter(f"params.{name}: {why}", {"param": name})
 
 
-def _declared(method: str) -> tuple[str, ...]:
-    # The registry's declarations import only the core: resolving a name here keeps the
-    # core free of I/O (imported lazily, the registry imports this module).
-    from app.methods.registry import get_method
-
-    return get_method(method).parameters
-
-
 def parse_params(method: str, raw: Mapping[str, Any] | None) -> PublishParams:
     """Validate ``raw`` for the Anony-family ``method`` and return the effective parameters.
 
     >>> parse_params("sanony", {"r_th": 2}).r_th
     2.0
     """
-    params: PublishParams = parse_fields(PublishParams, method, _declared(method), raw)
+    params: PublishParams = parse_fields(PublishParams, method, declared_params(method), raw)
     _validate(params)
     return params
 

@@ -9,6 +9,7 @@ from typing import Any
 from app.core.distortion import copy_distortion, true_copies
 from app.core.errors import WarningCode
 from app.core.history import SeriesHistory
+from app.core.methods import get_method
 from app.core.model import Publication, Transaction
 from app.core.params import PublishParams
 from app.core.progress import ProgressCallback
@@ -28,8 +29,8 @@ def publish(
 ) -> Publication:
     """Validate ``corpus`` and publish it as release ``history.next_release_no``.
 
-    ``method`` names a method of :mod:`app.methods.registry`; ``params`` are its effective
-    parameters (its ``parse``). ``private_terms`` is the series' private terms as of this
+    ``method`` names a method of the registry (:mod:`app.core.methods`); ``params`` are its
+    effective parameters (its ``parse``). ``private_terms`` is the series' private terms as of this
     release (S_P may grow). The returned :class:`~app.core.model.Publication` holds the public
     release, the private ledger and a report (counterfeits by phase, rounds, timings). Nothing
     in ``history`` is mutated.
@@ -38,10 +39,6 @@ def publish(
     release reproduced from its ledger), a secret is drawn here for this release; the ledger
     records it (``ledger.randomness``) and the report warns of a publisher seed.
     """
-    # The registry's declarations import only the core (app.methods): the lookup keeps the
-    # core free of I/O, and a method's own module is still loaded only when a series uses it.
-    from app.methods.registry import get_method
-
     declared = get_method(method)
     validate_corpus(corpus, require_individual=declared.individuals != "ignored")
     params = with_secret(params)

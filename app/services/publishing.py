@@ -24,6 +24,7 @@ from app.db.models import Job, Series
 from app.db.raw import driver_connection
 from app.db.repositories.jobs import JobRepository
 from app.errors import Conflict, NotFound, from_core
+from app.queue import defer_publication
 from app.schemas.jobs import Interruption, JobOut
 from app.schemas.releases import PublishResult
 from app.services.auth import Principal
@@ -35,7 +36,6 @@ from app.services.payload import encode_corpus, publication_input
 from app.services.releases import summary
 from app.services.risk import assess, default_r_th, public_counterfeits, risk_summary
 from app.services.series import effective_params, series_warnings
-from app.tasks import defer_publication
 
 __all__ = ["create_job", "job_out", "get_job", "cancel_job", "wait_for_job", "dry_run", "FINISHED"]
 

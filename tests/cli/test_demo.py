@@ -21,10 +21,9 @@ import pytest
 from psycopg import sql
 from typer.testing import CliRunner
 
-from app import observability
+from app import demo, observability
 from app.cli import cli
 from app.db.embedded import libpq_url
-from app.services import demo
 from app.settings import get_settings
 from tests.support.database import ROOT, fresh_database
 from tests.support.demo import database_exists, demo_database

@@ -14,9 +14,9 @@ from pydantic import BaseModel
 import app.methods
 from app.core.errors import InvalidParameter
 from app.core.history import SeriesHistory
+from app.core.methods import unregister
 from app.core.model import Transaction
 from app.core.pipeline import publish
-from app.methods import registry
 from app.methods.base import resolve
 from app.methods.registry import all_methods, get_method, method_names
 from app.methods.storage import MethodStorage, storage_of
@@ -90,10 +90,10 @@ def toy_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str
     """)
     )
     monkeypatch.setattr(app.methods, "__path__", [*app.methods.__path__, str(tmp_path)])
-    registry._methods.cache_clear()
+    app.methods.discover()
     yield "toy"
     sys.modules.pop("app.methods.toy", None)
-    registry._methods.cache_clear()
+    unregister("toy")
 
 
 def test_a_new_method_is_one_package(toy_package: str) -> None:

@@ -14,8 +14,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from app import demo
 from app.db.embedded import libpq_url
-from app.services import demo
 from app.settings import Settings
 from tests.support.database import fresh_database, migrate
 from tests.support.demo import database_exists, demo_database

@@ -38,6 +38,7 @@ __all__ = [
     "row_clusters",
     "row_features",
     "top_k_precision",
+    "top_k_rows",
 ]
 
 Floats = NDArray[np.float64]
@@ -216,6 +217,27 @@ def cross_validated_scores(
     return np.asarray(proba[:, 1], dtype=np.float64)
 
 
+def top_k_rows(release: PublishedRelease, scores: Floats, seed: int) -> list[list[int]]:
+    """Per cluster, the positions of its ``k`` = ``counterfeits`` highest-scored rows (ties
+    broken at random from ``seed``), ``scores`` in row order.
+
+    >>> from app.core.model import release_from_counts
+    >>> r = release_from_counts(1, [([("a",), ("b",), ("c",)], {}, {}, 1)], {}, {})
+    >>> top_k_rows(r, np.array([0.1, 0.9, 0.5]), 0)
+    [[1]]
+    """
+    rng = np.random.default_rng(seed)
+    chosen: list[list[int]] = []
+    start = 0
+    for cluster in release.clusters:
+        mine = scores[start : start + cluster.size]
+        start += cluster.size
+        k = min(cluster.counterfeits, cluster.size)
+        order = np.lexsort((rng.random(cluster.size), -mine))  # last key sorts first
+        chosen.append(sorted(int(p) for p in order[:k]))
+    return chosen
+
+
 def top_k_precision(
     release: PublishedRelease, scores: Floats, labels: NDArray[np.bool_], seed: int
 ) -> dict[str, float]:
@@ -223,8 +245,6 @@ def top_k_precision(
     suspect (ties at random): ``precision`` = counterfeits taken / rows taken; ``chance``
     the expected precision of ``k`` random rows, ``sum k f/n / sum k`` (``f`` counterfeits
     of ``n`` rows)."""
-    from app.core.attacks.frequency_risk import top_k_rows
-
     picked = hits = 0
     expected = 0.0
     start = 0

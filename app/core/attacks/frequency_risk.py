@@ -21,33 +21,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from app.core.attacks.frequency import (
+    SeriesCounts,
+    counterfeit_labels,
+    detection_report,
+    rarity_score,
+    row_features,
+    top_k_rows,
+)
 from app.core.model import PublishedCluster, PublishedRelease, ReleaseLedger
 from app.core.risk.assess import assess_series
 
 __all__ = ["discount_release", "discounted_risks", "frequency_audit", "top_k_rows"]
 
 Floats = NDArray[np.float64]
-
-
-def top_k_rows(release: PublishedRelease, scores: Floats, seed: int) -> list[list[int]]:
-    """Per cluster, the positions of its ``k`` = ``counterfeits`` highest-scored rows (ties
-    broken at random from ``seed``), ``scores`` in row order.
-
-    >>> from app.core.model import release_from_counts
-    >>> r = release_from_counts(1, [([("a",), ("b",), ("c",)], {}, {}, 1)], {}, {})
-    >>> top_k_rows(r, np.array([0.1, 0.9, 0.5]), 0)
-    [[1]]
-    """
-    rng = np.random.default_rng(seed)
-    chosen: list[list[int]] = []
-    start = 0
-    for cluster in release.clusters:
-        mine = scores[start : start + cluster.size]
-        start += cluster.size
-        k = min(cluster.counterfeits, cluster.size)
-        order = np.lexsort((rng.random(cluster.size), -mine))  # last key sorts first
-        chosen.append(sorted(int(p) for p in order[:k]))
-    return chosen
 
 
 def _reduced(cluster: PublishedCluster, removed: Sequence[int]) -> PublishedCluster:
@@ -139,14 +126,6 @@ def frequency_audit(
     :func:`~app.core.attacks.frequency.rarity_score`, public data only) and, when every
     ledger is given, ``perfect`` (the ledger's labels).
     """
-    from app.core.attacks.frequency import (
-        SeriesCounts,
-        counterfeit_labels,
-        detection_report,
-        rarity_score,
-        row_features,
-    )
-
     labelled = [(j, led) for j, led in enumerate(ledgers) if led is not None]
     report: dict[str, Any] = {
         "score": "rarity",
