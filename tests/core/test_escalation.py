@@ -9,8 +9,6 @@ independent oracle (``tests/oracle``, design.md §4 as written) must find no row
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -21,8 +19,8 @@ from app.core.params import parse_params
 from app.core.perturbation.sanony import coarsen
 from app.core.pipeline import publish
 from app.io.public import release_header
-from tests.core.series_strategies import SmallSeries, build_series, small_series
-from tests.core.test_soundness_properties import _inject, _rising_term_series
+from tests.core.series_strategies import SmallSeries, small_series
+from tests.core.test_soundness_properties import _rising_term_series, fixed_hard_series
 from tests.oracle.serial_risk import violations
 
 #: No suppression budget at all.
@@ -146,19 +144,7 @@ def test_a_release_no_step_makes_safe_is_still_refused() -> None:
     r_th 2.33): suppression beyond the budget and counterfeits alternate on copies a published
     row needs in its overlap and the new rows need gone, until the round guard. Nothing is
     published; the refusal lists the steps tried."""
-    trial = 26
-    rng = random.Random(trial)
-    releases = rng.randint(3, 5)
-    base = build_series(
-        seed=trial,
-        releases=releases,
-        sizes=[rng.randint(8, 50) for _ in range(releases)],
-        n_private=rng.randint(1, 3),
-        n_public=rng.randint(3, 8),
-        r_th=rng.uniform(1.5, 8),
-        cluster_size=rng.randint(2, 6),
-    )
-    series = _inject(base, trial, rng.uniform(0.2, 0.5))
+    series, _ = fixed_hard_series(26)
     with pytest.raises(PublicationFailed) as failed:
         # Fresh counterfeits, as when the trial was found: with twins (issue 20) it publishes.
         _publish_series(series, counterfeits="fresh")

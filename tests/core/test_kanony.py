@@ -23,8 +23,8 @@ from app.core.variants.kanony import (
 from tests.core.paper_example import PAPER_MODE
 from tests.core.paper_example import PRIVATE as SANONY_PRIVATE
 from tests.core.paper_example import corpus as sanony_corpus
-from tests.core.series_strategies import PUBLIC_TERMS, SmallSeries, build_series, small_series
-from tests.core.test_soundness_properties import _inject
+from tests.core.series_strategies import PUBLIC_TERMS, SmallSeries, small_series
+from tests.core.test_soundness_properties import fixed_hard_series
 from tests.oracle.serial_risk import violations
 
 #: The Kanony paper's prisoners (Tables 2 and 3), clustered as in Tables 5 and 6.
@@ -402,18 +402,7 @@ def test_a_refusal_held_by_the_bag_does_not_name_the_budget() -> None:
 def _hard_series(trial: int) -> tuple[SmallSeries, dict[str, object]]:
     """Trial ``trial`` of the hard series of test_soundness_properties, with the bag
     parameters the review's exploration drew for it."""
-    rng = random.Random(trial)
-    releases = rng.randint(3, 5)
-    base = build_series(
-        seed=trial,
-        releases=releases,
-        sizes=[rng.randint(8, 50) for _ in range(releases)],
-        n_private=rng.randint(1, 3),
-        n_public=rng.randint(3, 8),
-        r_th=rng.uniform(1.5, 8),
-        cluster_size=rng.randint(2, 6),
-    )
-    series = _inject(base, trial, rng.uniform(0.2, 0.5))
+    series, rng = fixed_hard_series(trial)
     extra = {"gb_min_terms": rng.choice([0, 1, 2, 3]), "gb_retention": rng.choice([None, 1, 2])}
     return series, extra
 

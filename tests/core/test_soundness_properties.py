@@ -131,6 +131,23 @@ def test_kanony_is_sound_after_every_publication(series: SmallSeries) -> None:
         assume(False)
 
 
+def fixed_hard_series(trial: int) -> tuple[SmallSeries, random.Random]:
+    """Hard series ``trial`` (fixed, unlike :func:`hard_series`'s draws), and its random
+    stream after the draws, for a caller's further parameters (Kanony's bag)."""
+    rng = random.Random(trial)
+    releases = rng.randint(3, 5)
+    base = build_series(
+        seed=trial,
+        releases=releases,
+        sizes=[rng.randint(8, 50) for _ in range(releases)],
+        n_private=rng.randint(1, 3),
+        n_public=rng.randint(3, 8),
+        r_th=rng.uniform(1.5, 8),
+        cluster_size=rng.randint(2, 6),
+    )
+    return _inject(base, trial, rng.uniform(0.2, 0.5)), rng
+
+
 def test_hard_series_never_leak_and_mostly_publish() -> None:
     """Over 40 fixed hard series, every publication is safe; failures (nothing stored) are
     counted. These releases hold 10-60 rows, so the default ``max_suppression`` of 1% allows
@@ -138,19 +155,8 @@ def test_hard_series_never_leak_and_mostly_publish() -> None:
     or a term returning to a release of a few dozen rows, where no budget is enough)."""
     failed = 0
     for trial in range(40):
-        rng = random.Random(trial)
-        releases = rng.randint(3, 5)
-        base = build_series(
-            seed=trial,
-            releases=releases,
-            sizes=[rng.randint(8, 50) for _ in range(releases)],
-            n_private=rng.randint(1, 3),
-            n_public=rng.randint(3, 8),
-            r_th=rng.uniform(1.5, 8),
-            cluster_size=rng.randint(2, 6),
-        )
+        series, _ = fixed_hard_series(trial)
         try:
-            series = _inject(base, trial, rng.uniform(0.2, 0.5))
             _publish_checked("sanony", series, {"max_suppression": 0.25})
         except PublicationFailed:
             failed += 1
