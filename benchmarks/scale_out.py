@@ -1,15 +1,17 @@
 """Scale-out benchmark (not a test): ``serialpub worker`` processes on one PostgreSQL.
 
-Two series, each a SeGen series of BMS-WebView-2 (``--releases`` releases of ``--size``
-rows, rep 40%, 10% of the terms private; a generated corpus when the file is absent), are
-posted over HTTP (an API without an in-process worker) and then published by 1, then 2
-``serialpub worker --concurrency 1`` subprocesses. Each run gets a fresh database on the same
-server. Reported per run: the makespan (first job start to last job end, from the job rows),
-throughput, and the seconds during which both series had a job running; checked: each series
-numbered 1..R in posting order.
+``--series`` series (default 4), each a SeGen series of BMS-WebView-2 (``--releases``
+releases of ``--size`` rows, rep 40%, 10% of the terms private; a generated corpus when the
+file is absent), are posted over HTTP (an API without an in-process worker) and then
+published by 1, 2, then 4 ``serialpub worker --concurrency 1`` subprocesses. Each run gets a
+fresh database on the same server. Reported per run: the makespan (first job start to last
+job end, from the job rows), throughput, the mean number of jobs running at once (job seconds
+over makespan), the peak resident memory of each worker's process tree (the worker and the
+child that computes the job, sampled every 0.2 s) and the database's size at the end (what
+sits in PostgreSQL); checked: each series numbered 1..R in posting order.
 
-    python -m benchmarks.scale_out [--database-url URL] [--releases 3] [--size 20000]
-                                   [--workers 1 2] [--write docs/performance.md]
+    python -m benchmarks.scale_out [--database-url URL] [--series 4] [--releases 3]
+                                   [--size 20000] [--workers 1 2 4] [--json out.json]
 
 ``--database-url`` names a server where databases may be created (default
 ``TEST_DATABASE_URL``, else an embedded PostgreSQL in a temporary directory).
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import signal
@@ -29,10 +32,11 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import httpx
+import psutil
 import psycopg
 from sqlalchemy.engine import make_url
 
@@ -42,7 +46,6 @@ from app.io.corpora import BMS_WEBVIEW_2, find_corpus
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "scale-out-admin-token-0123456789"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
-SERIES = ("hospital-a", "hospital-b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +53,21 @@ class Run:
     workers: int
     jobs: int
     makespan_s: float
+    #: Seconds during which jobs of at least two series were running.
     overlap_s: float
     job_seconds: float
+    #: Peak resident MiB of each worker's process tree (worker plus its compute child).
+    worker_peak_mib: tuple[float, ...]
+    database_mib: float
+
+    @property
+    def concurrency(self) -> float:
+        """Jobs running at once on average over the makespan."""
+        return self.job_seconds / self.makespan_s
+
+
+def series_names(count: int) -> list[str]:
+    return [f"hospital-{chr(ord('a') + i)}" for i in range(count)]
 
 
 def _corpus_file() -> Path | None:
@@ -142,7 +158,25 @@ def _jobs(database: str) -> list[tuple[str, str, int | None, float, float, str]]
         ).fetchall()  # type: ignore[return-value]
 
 
-def run_workers(database: str, workers: int, expected: int) -> Run:
+def _tree_rss(process: psutil.Process) -> int:
+    """Resident bytes of a process and its children, 0 for those gone meanwhile."""
+    total = 0
+    for member in [process, *process.children(recursive=True)]:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:
+            continue
+    return total
+
+
+def _database_mib(database: str) -> float:
+    with psycopg.connect(libpq_url(database)) as conn:
+        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+    assert row is not None
+    return int(row[0]) / 2**20
+
+
+def run_workers(database: str, workers: int, names: list[str], expected: int) -> Run:
     env = {**os.environ, "DATABASE_URL": database, "SERIALPUB_LOG_LEVEL": "WARNING"}
     processes = [
         subprocess.Popen(
@@ -153,14 +187,21 @@ def run_workers(database: str, workers: int, expected: int) -> Run:
         )
         for _ in range(workers)
     ]
+    watched = [psutil.Process(p.pid) for p in processes]
+    peaks = [0] * workers
+    polled = 0.0
     try:
         while True:
-            rows = _jobs(database)
-            if sum(r[1] in ("succeeded", "failed") for r in rows) == expected:
-                break
+            for i, process in enumerate(watched):
+                peaks[i] = max(peaks[i], _tree_rss(process))
+            if time.monotonic() - polled >= 0.5:
+                polled = time.monotonic()
+                rows = _jobs(database)
+                if sum(r[1] in ("succeeded", "failed") for r in rows) == expected:
+                    break
             if any(p.poll() is not None for p in processes):
                 raise RuntimeError("a worker exited early")
-            time.sleep(0.5)
+            time.sleep(0.2)
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)
@@ -169,18 +210,20 @@ def run_workers(database: str, workers: int, expected: int) -> Run:
     failed = [r for r in rows if r[1] != "succeeded"]
     if failed:
         raise RuntimeError(f"jobs failed: {failed}")
-    for name in SERIES:
+    for name in names:
         labels = [(r[5], r[2]) for r in rows if r[0] == name]
         assert [n for _, n in labels] == list(range(1, len(labels) + 1)), labels
-    spans = {name: [(float(r[3]), float(r[4])) for r in rows if r[0] == name] for name in SERIES}
+    spans = {name: [(float(r[3]), float(r[4])) for r in rows if r[0] == name] for name in names}
     start = min(s for spans_ in spans.values() for s, _ in spans_)
     end = max(e for spans_ in spans.values() for _, e in spans_)
     return Run(
         workers=workers,
         jobs=len(rows),
         makespan_s=end - start,
-        overlap_s=_overlap(spans[SERIES[0]], spans[SERIES[1]]),
+        overlap_s=_overlap(list(spans.values())),
         job_seconds=sum(e - s for spans_ in spans.values() for s, e in spans_),
+        worker_peak_mib=tuple(round(p / 2**20, 1) for p in peaks),
+        database_mib=round(_database_mib(database), 1),
     )
 
 
@@ -206,9 +249,20 @@ def cpu_control() -> float:
     return alone / together
 
 
-def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
-    """Seconds during which a job of each series was running."""
-    return sum(max(0.0, min(e1, e2) - max(s1, s2)) for s1, e1 in a for s2, e2 in b)
+def _overlap(series: list[list[tuple[float, float]]]) -> float:
+    """Seconds during which jobs of at least two series were running (a sweep over the
+    job spans; one series never runs two jobs at once)."""
+    events = sorted(
+        [(start, 1) for spans in series for start, _ in spans]
+        + [(end, -1) for spans in series for _, end in spans]
+    )
+    running, since, total = 0, 0.0, 0.0
+    for moment, step in events:
+        if running >= 2:
+            total += moment - since
+        running += step
+        since = moment
+    return total
 
 
 def _server(given: str | None) -> str:
@@ -220,27 +274,34 @@ def _server(given: str | None) -> str:
 
 
 def report(
-    runs: list[Run], releases: int, size: int, corpus: str, control: tuple[float, float]
+    runs: list[Run],
+    series: int,
+    releases: int,
+    size: int,
+    corpus: str,
+    control: tuple[float, float],
 ) -> str:
     base = next((r for r in runs if r.workers == 1), runs[0])
     lines = [
-        f"`python -m benchmarks.scale_out --releases {releases} --size {size}`: two series "
-        f"({corpus}, SeGen, {releases} releases of {size:,} rows each, rep 40%, sanony r_th 8, "
-        f"cluster_size 10), posted first, then published by `serialpub worker --concurrency 1` "
-        f"processes on one PostgreSQL; {os.cpu_count()} cores. Makespan: first job start to "
-        "last job end (job rows). CPU control (a pure-Python loop, one process alone vs two at "
-        f"once; 2.00x means two free cores): {2 * control[0]:.2f}x before the runs, "
-        f"{2 * control[1]:.2f}x after.",
+        f"`python -m benchmarks.scale_out --series {series} --releases {releases} --size "
+        f"{size}`: {series} series ({corpus}, SeGen, {releases} releases of {size:,} rows "
+        "each, rep 40%, sanony r_th 8, cluster_size 10), posted first, then published by "
+        "`serialpub worker --concurrency 1` processes on one PostgreSQL; "
+        f"{os.cpu_count()} cores. Makespan: first job start to last job end (job rows). CPU "
+        "control (a pure-Python loop, one process alone vs two at once; 2.00x means two free "
+        f"cores): {2 * control[0]:.2f}x before the runs, {2 * control[1]:.2f}x after.",
         "",
-        "| workers | jobs | makespan (s) | jobs/min | speed-up | both series running (s) | "
-        "job seconds |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| workers | jobs | makespan (s) | jobs/min | speed-up | jobs at once | "
+        "≥2 series running (s) | job seconds | peak MiB per worker | database MiB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for run in runs:
+        peaks = ", ".join(f"{p:.0f}" for p in run.worker_peak_mib)
         lines.append(
             f"| {run.workers} | {run.jobs} | {run.makespan_s:.1f} | "
             f"{60 * run.jobs / run.makespan_s:.2f} | {base.makespan_s / run.makespan_s:.2f}x | "
-            f"{run.overlap_s:.1f} | {run.job_seconds:.1f} |"
+            f"{run.concurrency:.2f} | {run.overlap_s:.1f} | {run.job_seconds:.1f} | {peaks} | "
+            f"{run.database_mib:.0f} |"
         )
     return "\n".join(lines)
 
@@ -250,28 +311,48 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database-url")
     parser.add_argument("--releases", type=int, default=3)
     parser.add_argument("--size", type=int, default=20_000)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--series", type=int, default=4)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--json", type=Path, help="also write the runs as JSON")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     server = _server(args.database_url)
+    names = series_names(args.series)
     corpora = {
         name: series_corpora(args.releases, args.size, args.seed + i)
-        for i, name in enumerate(SERIES)
+        for i, name in enumerate(names)
     }
     runs = []
     before = cpu_control()
     for workers in args.workers:
         with fresh_database(server) as database:
             asyncio.run(post_all(database, corpora))
-            run = run_workers(database, workers, expected=2 * args.releases)
+            run = run_workers(database, workers, names, expected=len(names) * args.releases)
             print(
-                f"{workers} worker(s): makespan {run.makespan_s:.1f} s, both series running "
-                f"{run.overlap_s:.1f} s",
+                f"{workers} worker(s): makespan {run.makespan_s:.1f} s, "
+                f"{run.concurrency:.2f} jobs at once, peaks {run.worker_peak_mib} MiB",
                 flush=True,
             )
             runs.append(run)
     corpus = "BMS-WebView-2" if _corpus_file() else "a generated corpus"
-    print(report(runs, args.releases, args.size, corpus, (before, cpu_control())))
+    control = (before, cpu_control())
+    print(report(runs, args.series, args.releases, args.size, corpus, control))
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "series": args.series,
+                    "releases": args.releases,
+                    "size": args.size,
+                    "cores": os.cpu_count(),
+                    "cpu_control": [round(2 * c, 2) for c in control],
+                    "runs": [
+                        {**asdict(run), "concurrency": round(run.concurrency, 2)} for run in runs
+                    ],
+                },
+                indent=2,
+            )
+        )
     return 0
 
 
