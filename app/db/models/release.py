@@ -8,7 +8,7 @@ and ledgers are written with ``COPY`` (see :mod:`app.db.bulk`), never row by row
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -22,12 +22,9 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, TimestampMixin
-
-if TYPE_CHECKING:
-    from app.db.models.series import Series
 
 
 class Term(Base):
@@ -58,8 +55,6 @@ class Release(TimestampMixin, Base):
     #: Public: the release escalated to suppression beyond the budget (issue 20).
     suppression_beyond_budget: Mapped[bool] = mapped_column(Boolean, default=False)
     job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
-
-    series: Mapped[Series] = relationship(back_populates="releases", lazy="raise")
 
 
 class Cluster(Base):

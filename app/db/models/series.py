@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import String, Text
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, TimestampMixin
-
-if TYPE_CHECKING:
-    from app.db.models.release import Release
 
 
 class Series(TimestampMixin, Base):
@@ -27,7 +24,3 @@ class Series(TimestampMixin, Base):
     private_match: Mapped[str] = mapped_column(String(10), server_default="casefold")
     #: Parameters as validated (raw); the effective values are derived from them.
     params: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
-
-    releases: Mapped[list[Release]] = relationship(
-        back_populates="series", lazy="raise", order_by="Release.release_no"
-    )
