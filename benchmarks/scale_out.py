@@ -59,6 +59,7 @@ class Run:
     #: Peak resident MiB of each worker's process tree (worker plus its compute child).
     worker_peak_mib: tuple[float, ...]
     database_mib: float
+    largest_tables_mib: dict[str, float]
 
     @property
     def concurrency(self) -> float:
@@ -169,11 +170,19 @@ def _tree_rss(process: psutil.Process) -> int:
     return total
 
 
-def _database_mib(database: str) -> float:
+def _database_size(database: str) -> tuple[float, dict[str, float]]:
+    """The database's MiB, and the MiB of its six largest tables (indexes and TOAST
+    included): what a deployment keeps in PostgreSQL."""
     with psycopg.connect(libpq_url(database)) as conn:
         row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+        tables = conn.execute(
+            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind = 'r' AND n.nspname = 'public' "
+            "ORDER BY 2 DESC LIMIT 6"
+        ).fetchall()
     assert row is not None
-    return int(row[0]) / 2**20
+    return int(row[0]) / 2**20, {str(name): round(int(size) / 2**20, 1) for name, size in tables}
 
 
 def run_workers(database: str, workers: int, names: list[str], expected: int) -> Run:
@@ -216,6 +225,7 @@ def run_workers(database: str, workers: int, names: list[str], expected: int) ->
     spans = {name: [(float(r[3]), float(r[4])) for r in rows if r[0] == name] for name in names}
     start = min(s for spans_ in spans.values() for s, _ in spans_)
     end = max(e for spans_ in spans.values() for _, e in spans_)
+    database_mib, tables = _database_size(database)
     return Run(
         workers=workers,
         jobs=len(rows),
@@ -223,7 +233,8 @@ def run_workers(database: str, workers: int, names: list[str], expected: int) ->
         overlap_s=_overlap(list(spans.values())),
         job_seconds=sum(e - s for spans_ in spans.values() for s, e in spans_),
         worker_peak_mib=tuple(round(p / 2**20, 1) for p in peaks),
-        database_mib=round(_database_mib(database), 1),
+        database_mib=round(database_mib, 1),
+        largest_tables_mib=tables,
     )
 
 
@@ -303,6 +314,13 @@ def report(
             f"{run.concurrency:.2f} | {run.overlap_s:.1f} | {run.job_seconds:.1f} | {peaks} | "
             f"{run.database_mib:.0f} |"
         )
+    last = runs[-1].largest_tables_mib
+    lines += [
+        "",
+        "Largest tables at the end (MiB, indexes included): "
+        + ", ".join(f"{name} {size:.1f}" for name, size in last.items())
+        + ".",
+    ]
     return "\n".join(lines)
 
 
