@@ -1,0 +1,147 @@
+"""The figure of issue 21 item 4: publish time and memory against release number.
+
+Reads the JSON lines that ``benchmarks/core_publish.py --series`` appends (one per release,
+tagged with ``label`` and ``size``) and draws, per (label, size) run, the seconds each release
+took to publish (the phases stacked for the last run named, lines for the others) and the
+resident memory after each release. Refused releases are marked with a cross.
+
+    python -m benchmarks.series_length_figure [--results benchmarks/results/series_length.jsonl]
+        [--out docs/figures/series_length.png] [--labels before after] [--log]
+
+Needs matplotlib (``pip install -e '.[bench]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "series_length.jsonl"
+FIGURE = ROOT / "docs" / "figures" / "series_length.png"
+#: The core's phases in the order they run (``publication.report["seconds"]``).
+PHASES = ("anony", "bp", "fp1", "fp2", "verify")
+
+Run = tuple[str, int]
+
+
+def load(path: Path, labels: list[str] | None = None) -> dict[Run, list[dict[str, Any]]]:
+    """Records per (label, size), in release order; the last record of a release wins (a run
+    repeated under the same label replaces the earlier one)."""
+    runs: dict[Run, dict[int, dict[str, Any]]] = defaultdict(dict)
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        key = (str(record.get("label", "")), int(record["size"]))
+        if labels is None or key[0] in labels:
+            runs[key][int(record["release"])] = record
+    order = labels or sorted({label for label, _ in runs})
+    return {
+        key: [records[n] for n in sorted(records)]
+        for key, records in sorted(
+            runs.items(), key=lambda item: (order.index(item[0][0]), item[0][1])
+        )
+    }
+
+
+def summary(runs: dict[Run, list[dict[str, Any]]]) -> list[str]:
+    """A line per run: release 2 and the last release's seconds, their ratio, peak memory."""
+    lines = []
+    for (label, size), records in runs.items():
+        done = [r for r in records if "refused" not in r]
+        by_no = {r["release"]: r for r in done}
+        last = done[-1] if done else None
+        second = by_no.get(2)
+        refused = [r["release"] for r in records if "refused" in r]
+        text = f"{label or '-'} {size:,} rows: {len(done)} releases published"
+        if refused:
+            text += f", refused {refused}"
+        if second and last:
+            ratio = last["publish_seconds"] / second["publish_seconds"]
+            peak = max(r["peak_rss_mib"] for r in done)
+            text += (
+                f"; release 2 {second['publish_seconds']:.2f} s, release {last['release']} "
+                f"{last['publish_seconds']:.2f} s ({ratio:.1f}x); peak RSS {peak:.0f} MiB "
+                f"({peak / second['peak_rss_mib']:.2f}x release 2's)"
+            )
+        lines.append(text)
+    return lines
+
+
+def draw(runs: dict[Run, list[dict[str, Any]]], out: Path, log: bool = False) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    figure, (time_axis, memory_axis) = plt.subplots(1, 2, figsize=(11, 4.2))
+    stacked = list(runs)[-1] if runs else None
+    for key, records in runs.items():
+        label, size = key
+        name = f"{label} ({size:,} rows)" if label else f"{size:,} rows"
+        done = [r for r in records if "refused" not in r]
+        numbers = [r["release"] for r in done]
+        if key == stacked:
+            bottom = [0.0] * len(done)
+            for phase in PHASES:
+                values = [float(r.get("phases", {}).get(phase, 0.0)) for r in done]
+                time_axis.bar(numbers, values, bottom=bottom, label=f"{name}: {phase}", alpha=0.6)
+                bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        time_axis.plot(numbers, [r["publish_seconds"] for r in done], marker="o", label=name)
+        refused = [r for r in records if "refused" in r]
+        if refused:
+            time_axis.scatter(
+                [r["release"] for r in refused],
+                [r["publish_seconds"] for r in refused],
+                marker="x",
+                s=60,
+                color="red",
+                label=f"{name}: refused",
+            )
+        memory_axis.plot(
+            numbers, [r["peak_rss_mib"] for r in done], marker="o", label=f"{name} peak"
+        )
+        current = [r.get("rss_mib") for r in done]
+        if all(c is not None for c in current):
+            memory_axis.plot(numbers, current, linestyle="--", label=f"{name} after release")
+    if log:
+        time_axis.set_yscale("log")
+    for axis in (time_axis, memory_axis):
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+    time_axis.set_xlabel("release number")
+    time_axis.set_ylabel("publish seconds")
+    time_axis.set_title("Publish time per release")
+    time_axis.legend(fontsize=7)
+    memory_axis.set_xlabel("release number")
+    memory_axis.set_ylabel("MiB resident")
+    memory_axis.set_title("Memory of the publishing process")
+    memory_axis.legend(fontsize=7)
+    figure.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--out", type=Path, default=FIGURE)
+    parser.add_argument("--labels", nargs="+", help="runs to draw, in this order")
+    parser.add_argument("--log", action="store_true", help="publish seconds on a log scale")
+    args = parser.parse_args(argv)
+    runs = load(args.results, args.labels)
+    if not runs:
+        raise SystemExit(f"no records in {args.results}")
+    for line in summary(runs):
+        print(line)
+    draw(runs, args.out, args.log)
+    print(f"figure: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
