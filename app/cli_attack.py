@@ -76,7 +76,7 @@ def _disassociated(
     (it is what the chunks hide): the raw snapshot disassociated again with the release's
     parameters. Disassociation draws nothing at random, so that gives the published chunks
     back, or the raw file is not this release's snapshot."""
-    from app.core.disassociation.model import DisassociatedRelease
+    from app.core.disassociation.model import DisassociatedRelease, Disassociation
     from app.core.disassociation.publish import publish_disassociation
     from app.core.history import SeriesHistory
     from app.core.model import PublishedRelease
@@ -85,7 +85,8 @@ def _disassociated(
     layout = DisassociatedRelease.from_json(document)
     params = get_method("disassociation").parse(document.get("params", {}))
     again = publish_disassociation(SeriesHistory(), corpus, frozenset(), params)
-    if again.release.layout != layout or again.disassociation is None:
+    truth = again.extra(Disassociation)
+    if again.release.layout != layout or truth is None:
         raise typer.BadParameter(
             f"{path} is not the snapshot of release {document['release_no']}: disassociated "
             "again, it does not give the published chunks",
@@ -99,7 +100,7 @@ def _disassociated(
         label=document.get("label"),
         layout=layout,
     )
-    return release, again.disassociation
+    return release, truth
 
 
 def _r_th(document: dict[str, Any]) -> float | None:

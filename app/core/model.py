@@ -13,10 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from app.core.disassociation.model import Disassociation
+from typing import Any, Protocol, TypeVar
 
 __all__ = [
     "Row",
@@ -29,6 +26,8 @@ __all__ = [
     "Publication",
     "PublicLayout",
 ]
+
+_Extra = TypeVar("_Extra")
 
 Row = tuple[str, ...]
 
@@ -219,17 +218,19 @@ class Publication:
     release: PublishedRelease
     ledger: ReleaseLedger
     report: dict[str, object] = field(default_factory=dict)
-    #: Wong only: individual key -> term -> ``(n_k, n_{k,s})`` of this release's group, to be
-    #: appended to the statistics file m(o, s) when the release is stored.
-    statistics_update: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
-    #: Inv only: individual key -> signature (the private values its bucket must keep in
-    #: every later release, m-invariance), to replace ``SeriesHistory.signatures`` entries.
-    signatures_update: dict[str, frozenset[str]] = field(default_factory=dict)
-    #: Disassociation only: the publisher's result, which aligns every chunk's sub-records
-    #: with their records. It is the ground truth of the job's semantic audit (design.md §11) and
-    #: exactly what the public layout hides, so it is never stored: it lives as long as the
-    #: job's publication in memory, like the raw snapshot it indexes.
-    disassociation: Disassociation | None = None
+    #: What one method hands its own package beside the release, of a type its core module
+    #: defines (Wong's statistics update, Inv's signatures, disassociation's alignment of
+    #: chunks and records). The core's publication knows only that there may be some: read it
+    #: with :meth:`extra` and the method's type.
+    extras: object | None = None
+
+    def extra(self, kind: type[_Extra]) -> _Extra | None:
+        """:attr:`extras` when it is a ``kind``, else ``None``.
+
+        >>> Publication(PublishedRelease(1, [], {}, {}), ReleaseLedger([]), extras=3).extra(int)
+        3
+        """
+        return self.extras if isinstance(self.extras, kind) else None
 
 
 def release_from_counts(

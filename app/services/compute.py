@@ -162,10 +162,8 @@ def _publish_in_child(
         (
             "result",
             publication.report,
-            publication.statistics_update,
-            publication.signatures_update,
+            publication.extras,
             private_terms,
-            publication.disassociation,
         )
     )
     conn.send_bytes(packed)
@@ -275,10 +273,10 @@ async def publish_isolated(
 def _result(message: tuple[Any, ...], packed: bytes) -> Computed:
     """The child's ``result`` message and the packed release that follows it (unpacked here,
     in the reading thread: at 1M rows that is about a second)."""
-    _, report, statistics, signatures, private_terms, disassociation = message
+    _, report, extras, private_terms = message
     release, ledger = unpack_release(packed)
     return Computed(
-        Publication(release, ledger, report, statistics, signatures, disassociation),
+        Publication(release, ledger, report, extras),
         private_terms,
         packed,
     )

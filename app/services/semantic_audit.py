@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.attacks.release_audit import audit_report, published_background, skipped_report
 from app.core.attacks.settings import AuditSettings, parse_audit_settings
+from app.core.disassociation.model import Disassociation
 from app.core.errors import ErrorCode
 from app.core.model import Publication, PublishedRelease, Transaction
 from app.db.models import Job, Series
@@ -133,7 +134,7 @@ async def _audit(
             method=series.method,
             series_seed=_series_seed(series),
             progress=progress,
-            disassociation=publication.disassociation,
+            disassociation=publication.extra(Disassociation),
             series=published,
             r_th=_r_th(series),
         )

@@ -27,6 +27,8 @@ from app.core.model import Publication, Transaction
 from app.core.pipeline import publish
 from app.core.risk.assess import assess_series
 from app.core.segen import choose_private_terms, segen
+from app.core.variants.inv import signatures_update
+from app.core.variants.wong import statistics_update
 from app.io.public import release_document
 from benchmarks.evaluation.config import (
     CorpusSource,
@@ -100,10 +102,10 @@ def _remember(history: SeriesHistory, publication: Publication) -> None:
     file and Inv's signatures."""
     history.releases.append(publication.release)
     history.ledgers.append(publication.ledger)
-    for individual, terms in publication.statistics_update.items():
+    for individual, terms in statistics_update(publication).items():
         for term, entry in terms.items():
             history.statistics.setdefault(individual, {}).setdefault(term, []).append(entry)
-    history.signatures.update(publication.signatures_update)
+    history.signatures.update(signatures_update(publication))
 
 
 #: The auditors' reference judge, beside the repository (never copied into it).

@@ -11,7 +11,7 @@ import pytest
 from app.core.attacks.release_audit import chunk_report, published_background
 from app.core.attacks.settings import parse_audit_settings
 from app.core.disassociation import DisassociationParams
-from app.core.disassociation.model import DisassociatedRelease
+from app.core.disassociation.model import DisassociatedRelease, Disassociation
 from app.core.disassociation.publish import publish_disassociation
 from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, Transaction
@@ -106,7 +106,7 @@ def _recomputed(corpus: list[Transaction], published: list[PublishedRelease]) ->
     return chunk_report(
         corpus,
         publication.release,
-        publication.disassociation,
+        publication.extra(Disassociation),
         published_background(published),
         parse_audit_settings(AUDIT),
     )

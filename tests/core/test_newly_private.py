@@ -24,6 +24,8 @@ from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, Transaction
 from app.core.pipeline import publish
 from app.core.spelling import fold
+from app.core.variants.inv import signatures_update
+from app.core.variants.wong import statistics_update
 from app.methods.registry import get_method
 
 NEW = "X"
@@ -110,8 +112,8 @@ def _publish(method: str, series: GrowingSeries) -> list[PublishedRelease]:
             break
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
-        history.signatures.update(publication.signatures_update)
-        for key, terms in publication.statistics_update.items():
+        history.signatures.update(signatures_update(publication))
+        for key, terms in statistics_update(publication).items():
             for term, entry in terms.items():
                 history.statistics.setdefault(key, {}).setdefault(term, []).append(entry)
     return history.releases

@@ -28,6 +28,7 @@ from app.core.variants.wong import (
     minimum_ratio,
     publish_wong,
     required_ratio,
+    statistics_update,
     within_guarantee,
 )
 
@@ -88,7 +89,7 @@ def _publish_series(
         publication = publish_wong(history, corpus, private, params)
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
-        for key, terms in publication.statistics_update.items():
+        for key, terms in statistics_update(publication).items():
             for term, entry in terms.items():
                 history.statistics.setdefault(key, {}).setdefault(term, []).append(entry)
         publications.append(publication)
@@ -246,7 +247,7 @@ def test_running_example_third_release_needs_ratio_9_for_o2() -> None:
     corpora = [_corpus(T1, FIGURE_2), _corpus(T2, FIGURE_2), _corpus(EXAMPLE_3_T3)]
     history, publications = _publish_series(corpora, DISEASES, params)
     third = publications[2]
-    n3, n3s = third.statistics_update["o2"]["chlamydia"]
+    n3, n3s = statistics_update(third)["o2"]["chlamydia"]
     assert n3s == 1 and n3 >= 9  # Example 3: AG_3(o2) needs at least 9 rows
     assert third.report["suppressed"] == 0
     _assert_global_guarantee(history, 2)
@@ -277,7 +278,7 @@ def _check_invariants(corpus: list[Transaction], private: frozenset[str], pub: P
         for who in ledger.individuals:
             raw.update(by_who[who].terms & private)
             expected = {s: (cluster.size, c) for s, c in cluster.private_counts.items()}
-            assert pub.statistics_update.get(str(who), {}) == expected
+            assert statistics_update(pub).get(str(who), {}) == expected
     published = pub.release.term_totals()
     assert published + Counter(pub.ledger.suppressed) == raw
     assert pub.release.global_bag == {}
@@ -319,7 +320,7 @@ def test_spent_budget_suppresses_every_copy_in_the_group() -> None:
     )
     params = PublishParams(l=2, strategy="geometric", alpha=2.0, cluster_size=3)
     publication = publish_wong(history, corpus, DISEASES, params)
-    assert "flu" not in publication.statistics_update.get("o1", {})
+    assert "flu" not in statistics_update(publication).get("o1", {})
     assert publication.ledger.suppressed.get("flu", 0) >= 1
     _check_invariants(corpus, DISEASES, publication)
 

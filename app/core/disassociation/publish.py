@@ -79,7 +79,10 @@ def publish_disassociation(
         "counterfeits": 0,
         "seconds": {"disassociate": round(time.perf_counter() - started, 4)},
     }
-    return Publication(release, ReleaseLedger(clusters=[]), summary, disassociation=result)
+    # The alignment of every chunk's sub-records with their records: the ground truth of the
+    # job's semantic audit (design.md §11) and exactly what the public layout hides, so it is
+    # never stored; it lives as long as the job's publication in memory.
+    return Publication(release, ReleaseLedger(clusters=[]), summary, extras=result)
 
 
 def _labelled_partition(corpus: Sequence[Transaction]) -> list[list[int]] | None:

@@ -25,6 +25,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
@@ -44,7 +45,30 @@ from app.core.randomness import mechanism_random
 from app.core.validation import individual_keys
 from app.core.variants.inv_buckets import BALANCING, ELIGIBILITY, Plan, Slot, plan_groups
 
-__all__ = ["NULL_VALUE", "publish_inv", "sensitive_value", "signatures_of"]
+__all__ = [
+    "NULL_VALUE",
+    "SignaturesUpdate",
+    "publish_inv",
+    "sensitive_value",
+    "signatures_of",
+    "signatures_update",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SignaturesUpdate:
+    """What an Inv publication sets in ``SeriesHistory.signatures``: individual key ->
+    signature (the private values its bucket must keep in every later release,
+    m-invariance). The publication's :attr:`~app.core.model.Publication.extras`."""
+
+    signatures: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+def signatures_update(publication: Publication) -> dict[str, frozenset[str]]:
+    """The signatures a publication sets (none for another method's)."""
+    update = publication.extra(SignaturesUpdate)
+    return update.signatures if update is not None else {}
+
 
 #: The sensitive value of a transaction without private terms.
 NULL_VALUE = ""
@@ -109,7 +133,8 @@ def publish_inv(
     Returns
     -------
     Publication
-        ``signatures_update`` maps every published individual to its signature; the ledger
+        Its :class:`SignaturesUpdate` (:func:`signatures_update`) maps every published
+        individual to its signature; the ledger
         counts counterfeits completing persisting signatures as ``bp`` and those completing
         new groups as ``fp1``, and suppressed rows by value in ``suppressed``.
 
@@ -147,7 +172,7 @@ def publish_inv(
         release,
         ledger,
         _summary(release, ledger, plan, params, corpus, started),
-        signatures_update=update,
+        extras=SignaturesUpdate(update),
     )
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from app.core.errors import InvalidParameter, PublicationFailed
@@ -56,6 +57,8 @@ __all__ = [
     "minimum_ratio",
     "publish_wong",
     "required_ratio",
+    "StatisticsUpdate",
+    "statistics_update",
     "within_guarantee",
 ]
 
@@ -63,6 +66,21 @@ Entry = tuple[int, int]
 #: ``(prod_j (n_j - n_{j,s}), prod_j n_j)`` over a past: all Lemma 4 and Theorem 1 need.
 Products = tuple[int, int]
 NO_PAST: Products = (1, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class StatisticsUpdate:
+    """What a Wong publication adds to the statistics file m(o, s) (design.md §6): individual
+    key -> term -> ``(n_k, n_{k,s})`` of this release's group. The publication's
+    :attr:`~app.core.model.Publication.extras`."""
+
+    entries: dict[str, dict[str, Entry]] = field(default_factory=dict)
+
+
+def statistics_update(publication: Publication) -> dict[str, dict[str, Entry]]:
+    """The statistics-file entries a publication adds (none for another method's)."""
+    update = publication.extra(StatisticsUpdate)
+    return update.entries if update is not None else {}
 
 
 def _products(entries: Iterable[Sequence[int]]) -> Products:
@@ -274,7 +292,8 @@ def publish_wong(
     Returns
     -------
     Publication
-        ``statistics_update[o][s] = (n_k, n_{k,s})`` for every member o of a group holding s.
+        Its :class:`StatisticsUpdate` (:func:`statistics_update`) holds
+        ``[o][s] = (n_k, n_{k,s})`` for every member o of a group holding s.
 
     Raises
     ------
@@ -319,7 +338,7 @@ def publish_wong(
         "linked_pairs": sum(len(terms) for terms in update.values()),
         "max_breach_probability": worst,
     }
-    return Publication(release=release, ledger=ledger, report=summary, statistics_update=update)
+    return Publication(release, ledger, summary, extras=StatisticsUpdate(update))
 
 
 def _assemble(

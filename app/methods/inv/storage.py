@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.model import Publication
+from app.core.variants.inv import signatures_update
 from app.db.repositories.signatures import load_signatures, store_signatures
 from app.methods.storage import MethodStorage
 
@@ -20,8 +21,9 @@ class InvStorage(MethodStorage):
     async def store_state(
         self, session: AsyncSession, series_id: int, publication: Publication
     ) -> None:
-        if publication.signatures_update:
-            await store_signatures(session, series_id, publication.signatures_update)
+        update = signatures_update(publication)
+        if update:
+            await store_signatures(session, series_id, update)
 
 
 STORAGE = InvStorage()

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.model import Publication
+from app.core.variants.wong import statistics_update
 from app.db.repositories.statistics import append_statistics, load_statistics
 from app.methods.storage import MethodStorage
 
@@ -20,10 +21,9 @@ class WongStorage(MethodStorage):
     async def store_state(
         self, session: AsyncSession, series_id: int, publication: Publication
     ) -> None:
-        if publication.statistics_update:
-            await append_statistics(
-                session, series_id, publication.release.release_no, publication.statistics_update
-            )
+        update = statistics_update(publication)
+        if update:
+            await append_statistics(session, series_id, publication.release.release_no, update)
 
 
 STORAGE = WongStorage()

@@ -13,7 +13,7 @@ from app.core.attacks.release_audit import audit_report, published_background
 from app.core.attacks.scoring import CooccurrenceRelatedness
 from app.core.attacks.settings import AuditSettings
 from app.core.disassociation import DisassociationParams
-from app.core.disassociation.model import DisassociatedRelease
+from app.core.disassociation.model import DisassociatedRelease, Disassociation
 from app.core.disassociation.publish import publish_disassociation
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
@@ -46,8 +46,8 @@ def test_the_publication_keeps_its_ground_truth_and_counts_its_records(
     published: Published,
 ) -> None:
     corpus, publication = published
-    assert publication.disassociation is not None
-    assert publication.disassociation.public() == publication.release.layout
+    assert publication.extra(Disassociation) is not None
+    assert publication.extra(Disassociation).public() == publication.release.layout
     # A layout release counts the records its clusters cover (it has no Anony rows).
     assert publication.release.n_rows == len(corpus) == publication.report["records"]
     assert publication.release.n_clusters == publication.report["clusters"] == 20
@@ -69,7 +69,7 @@ def test_the_published_background_is_the_layout_s_chunks(published: Published) -
 
 def test_every_attack_is_the_benchmark_s_reconstruction(published: Published) -> None:
     corpus, publication = published
-    truth = publication.disassociation
+    truth = publication.extra(Disassociation)
     assert truth is not None
     background = published_background([publication.release])
     progress: list[tuple[str, float]] = []
@@ -109,7 +109,7 @@ def test_the_report_holds_aggregates_only_and_beats_random_with_a_world_backgrou
         world,
         AuditSettings(enabled=True, selection=("aba", "mra")),
         method="disassociation",
-        disassociation=publication.disassociation,
+        disassociation=publication.extra(Disassociation),
     )
     assert (report["status"], report["reason"]) == ("done", None)
     assert set(report["reassociation"]) == {
@@ -152,6 +152,6 @@ def test_skipped(
         background,
         AuditSettings(enabled=True),
         method="disassociation",
-        disassociation=publication.disassociation if truth else None,
+        disassociation=publication.extra(Disassociation) if truth else None,
     )
     assert (report["status"], report["reason"]) == ("skipped", reason)
