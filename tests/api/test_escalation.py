@@ -6,12 +6,12 @@ import httpx
 import pytest
 
 from tests.api.conftest import create_key, create_series
-from tests.core.test_soundness_properties import _rising_term_series
+from tests.core.perturbation.test_soundness_properties import _rising_term_series
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
 
 #: No suppression budget and two repair rounds: release 2's rising term can only go beyond
-#: the budget (tests/core/test_escalation.py).
+#: the budget (tests/core/perturbation/test_escalation.py).
 PARAMS = {
     "r_th": 2,
     "cluster_size": 4,

@@ -1,9 +1,10 @@
 """Over HTTP: the service's risk equals the oracle's on every row (issue 8, design.md §4).
 
 A hard series (a popular set in every release, private-only rows, a new and a returning term;
-``tests/core/test_soundness_properties``) is published through the API; the releases are read
-back as an analyst reads them and judged by the exact oracle, which shares no code with the
-service. Suppressed copies are reported to the publisher and auditors, never in the release.
+``tests/core/perturbation/test_soundness_properties``) is published through the API; the
+releases are read back as an analyst reads them and judged by the exact oracle, which shares no
+code with the service. Suppressed copies are reported to the publisher and auditors, never in
+the release.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from app.core.params import parse_params
 from app.core.pipeline import publish
 from tests.api.conftest import ADMIN, create_key, create_series
 from tests.api.paper import body
+from tests.core.perturbation.test_soundness_properties import _inject
 from tests.core.series_strategies import build_series
-from tests.core.test_soundness_properties import _inject
 from tests.oracle.serial_risk import row_risks, violations
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]

@@ -10,7 +10,7 @@ from app.core.history import SeriesHistory
 from app.core.params import parse_params
 from app.core.pipeline import publish
 from benchmarks.suppression_bound import Bound, _ratio
-from tests.core.test_soundness_properties import _rising_term_series
+from tests.core.perturbation.test_soundness_properties import _rising_term_series
 
 
 def test_likelihood_ratios_are_formulas_13_and_14() -> None:

@@ -19,8 +19,8 @@ from app.core.params import parse_params
 from app.core.perturbation.sanony import coarsen
 from app.core.pipeline import publish
 from app.io.public import release_header
+from tests.core.perturbation.test_soundness_properties import _rising_term_series, fixed_hard_series
 from tests.core.series_strategies import SmallSeries, small_series
-from tests.core.test_soundness_properties import _rising_term_series, fixed_hard_series
 from tests.oracle.serial_risk import violations
 
 #: No suppression budget at all.
