@@ -113,8 +113,8 @@ def worker(
 ) -> None:
     """Run a job worker (for more machines; the API runs one in-process by default)."""
     from app.api.main import start_runtime
+    from app.jobs.worker import run_worker
     from app.runtime import set_runtime
-    from app.worker import run_worker
 
     _database_url()
     settings = get_settings()

@@ -57,7 +57,7 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
         set_runtime(runtime)
         worker = None
         if settings.in_process_worker:
-            from app.worker import run_worker
+            from app.jobs.worker import run_worker
 
             worker = asyncio.create_task(run_worker(runtime))
         # Everything built so far (modules, the app, the runtime) lives as long as the

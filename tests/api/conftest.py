@@ -71,7 +71,7 @@ PAPER_PARAMS: dict[str, Any] = {
 def forked_compute(monkeypatch: pytest.MonkeyPatch) -> None:
     """Jobs' children forked from this process, so that they run a stand-in for the core
     that a test sets up here (the service starts them from a clean fork server)."""
-    from app.services import compute
+    from app.jobs import compute
 
     monkeypatch.setattr(compute, "START_METHOD", "fork")
 

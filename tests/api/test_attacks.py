@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.services import semantic_audit
+from app.jobs import audit as semantic_audit
 from tests.api.conftest import ADMIN, create_key, create_series, wait_job
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]

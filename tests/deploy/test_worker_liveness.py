@@ -34,7 +34,7 @@ async def test_worker_beats_and_the_check_reads_the_beat(
     settings: Settings, tmp_path: Path
 ) -> None:
     from app.api.main import start_runtime
-    from app.worker import run_worker
+    from app.jobs.worker import run_worker
 
     beat = tmp_path / "alive"
     assert _check(beat).returncode == 1  # not started

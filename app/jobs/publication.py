@@ -1,7 +1,7 @@
 """Running a publication job (in the procrastinate worker).
 
 One transaction per job: take the series' advisory lock, load the history, compute (in a child
-process, :mod:`app.services.compute`), store the release numbered ``len(history) + 1``, mark
+process, :mod:`app.jobs.compute`), store the release numbered ``len(history) + 1``, mark
 the job succeeded, commit. A failure rolls all of it back and marks the job failed in a
 separate transaction: no partial release. A cancellation (``DELETE /v1/jobs/{id}``, or the
 worker shutting down) does the same, then fails the job or puts it back in the queue.
@@ -28,6 +28,11 @@ from app.db.repositories.jobs import JobRepository
 from app.db.repositories.release_load import RELEASE_CACHE
 from app.db.repositories.release_store import store_publication
 from app.errors import AppError, from_core
+from app.jobs.audit import audit_publication
+from app.jobs.compute import publish_isolated
+from app.jobs.handoff import HandOff, pack_history
+from app.jobs.processes import current_process
+from app.jobs.progress import ProgressTracker, flush_progress, write_progress
 from app.methods.registry import get_method
 from app.methods.storage import storage_of
 from app.observability import (
@@ -39,26 +44,15 @@ from app.observability import (
     logger,
 )
 from app.runtime import Runtime
-from app.services.compute import publish_isolated
-from app.services.handoff import HandOff, pack_history
 from app.services.history import load_keyed_history
 from app.services.memory import give_back_memory
-from app.services.processes import current_process
-from app.services.progress import ProgressTracker, flush_progress, write_progress
+from app.services.publishing import CANCELLED
 from app.services.renderings import store_release_documents
-from app.services.semantic_audit import audit_publication
 from app.services.series import echoed_params, effective_params
 
-__all__ = ["run_job", "note_interruption", "CANCELLED"]
+__all__ = ["run_job", "note_interruption"]
 
 _log = logger("serialpub.jobs")
-
-#: The error of a job cancelled by ``DELETE /v1/jobs/{id}``.
-CANCELLED: dict[str, Any] = {
-    "code": ErrorCode.JOB_CANCELLED,
-    "message": "the job was cancelled",
-    "details": {},
-}
 
 
 def note_interruption(job: Job, reason: str) -> None:
@@ -150,7 +144,7 @@ async def _publish(
     flusher: asyncio.Task[None],
 ) -> tuple[int, PublishedRelease, ReleaseLedger, bytes]:
     """Compute and store; returns the stored release's key, content, ledger and packed form
-    (:func:`app.services.handoff.pack_release`)."""
+    (:func:`app.jobs.handoff.pack_release`)."""
     repo = JobRepository(session)
     job = await repo.get(job_id)
     assert job is not None
