@@ -2,16 +2,17 @@
 job runs while the raw snapshot still exists, and the report it keeps for auditors (the
 series' settings and background, and reading the report: :mod:`app.services.semantic_audit`).
 
-The job calls :func:`audit_publication` once, after the release is stored and before the job
-is marked succeeded (which drops the raw snapshot): the report is written in the release's
-transaction, so a release and its report are committed together or not at all. Ground truth
-is the job's own input, read again from ``job_inputs``: it is still there, and reading it
-here keeps the job's code to one call.
+A step of its own, after the release is committed (:mod:`app.jobs.publication`): the audit
+judges a release, it is not part of it, so neither its failure nor its time may roll back or
+hold the release. It runs before the job is marked succeeded (which drops the raw snapshot,
+its ground truth, read again here from ``job_inputs``), and its report is stored in a
+transaction of its own. A failed audit is logged and leaves no report (404
+``no_attack_report``); the job still succeeds.
 
 The attack runs in a thread: it is numpy and scipy over a release already in memory, at most
-a fraction of the publication's time (docs/attacks.md). A job cancelled meanwhile rolls back
-at once; the thread stops at its next progress report (one attack run at most) and its
-partial result is dropped.
+a fraction of the publication's time (docs/attacks.md). A worker stopping meanwhile cancels
+it; the thread stops at its next progress report (one attack run at most) and its partial
+result is dropped.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from app.core.attacks.release_audit import audit_report, published_background, s
 from app.core.attacks.settings import AuditSettings
 from app.core.errors import ErrorCode
 from app.core.model import Publication, PublishedRelease, Transaction
-from app.db.models import Job, Series
+from app.db.engine import Database
+from app.db.models import Series
 from app.db.repositories.attacks import AttackRepository
 from app.db.repositories.jobs import JobRepository
 from app.db.repositories.release_load import load_releases
@@ -37,15 +39,14 @@ from app.db.repositories.releases import ReleaseRepository
 from app.errors import AppError
 from app.io.compact import CompactCorpus
 from app.io.terms import PrivateMatch
+from app.jobs.context import JobContext
 from app.jobs.progress import ProgressTracker, flush_progress
 from app.observability import logger
 from app.runtime import Runtime
 from app.services.history import attach_layouts
 from app.services.payload import decode_corpus, publication_input
-from app.services.semantic_audit import audit_settings
-from app.services.series import effective_params
 
-__all__ = ["ATTACK_PHASE", "AuditCancelled", "audit_publication"]
+__all__ = ["ATTACK_PHASE", "AUDIT_START", "AuditCancelled", "audit_publication"]
 
 _log = logger("serialpub.audit")
 
@@ -53,52 +54,58 @@ _log = logger("serialpub.audit")
 ATTACK_PHASE = "attack"
 #: Overall progress when the audit starts (the store phase starts at 5/6) and the share of
 #: the rest it may report: the job reaches 1.0 only when it is marked succeeded.
-_START, _SPAN = 5 / 6, 0.99 / 6
+AUDIT_START, _SPAN = 5 / 6, 0.99 / 6
 
 
 async def audit_publication(
-    session: AsyncSession,
     runtime: Runtime,
-    series: Series,
-    job: Job,
+    context: JobContext,
     publication: Publication,
     release_id: int,
     tracker: ProgressTracker,
-) -> None:
-    """Attack the release job ``job`` just stored and keep the report (no-op when the series
-    has no audit). Runs off the event loop; reports progress as phase ``attack``."""
-    settings = audit_settings(series)
-    if not settings.enabled:
-        return
-    tracker(ATTACK_PHASE, _START)
+) -> bool:
+    """Attack release ``release_id``, committed by the job of ``context``, and keep the report
+    (its own transaction); ``False`` when the audit failed (logged; no report is kept). Runs
+    off the event loop; reports progress as phase ``attack``. Only a cancellation raises."""
+    tracker(ATTACK_PHASE, AUDIT_START)
     # The job's flusher stopped before the store phase; the audit is long enough to need one.
-    flusher = asyncio.create_task(flush_progress(runtime.db, job.id, tracker))
+    flusher = asyncio.create_task(flush_progress(runtime.db, context.job_id, tracker))
     try:
-        report = await _audit(session, series, job, publication, release_id, settings, tracker)
+        report = await _audit(runtime.db, context, publication, release_id, tracker)
+        seconds = float(report.get("seconds") or 0.0)
+        async with runtime.db.session() as session:
+            await AttackRepository(session).add_report(release_id, report, seconds)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        # The release is committed and stands: a broken audit costs its report, nothing more.
+        _log.exception("semantic audit failed; the release stands without a report")
+        return False
     finally:
         flusher.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await flusher
-    seconds = float(report.get("seconds") or 0.0)
-    await AttackRepository(session).add_report(release_id, report, seconds)
     _log.info("semantic audit", status=report["status"], reason=report["reason"], seconds=seconds)
+    return True
 
 
 async def _audit(
-    session: AsyncSession,
-    series: Series,
-    job: Job,
+    db: Database,
+    context: JobContext,
     publication: Publication,
     release_id: int,
-    settings: AuditSettings,
     tracker: ProgressTracker,
 ) -> dict[str, Any]:
     started = time.perf_counter()
-    payload = await JobRepository(session).payload(job.id)
-    if payload is None:
-        raise AppError("the job's input is gone before its audit", code=ErrorCode.JOB_INPUT_MISSING)
-    published = await _series_releases(session, series, publication.release, release_id)
-    background = await _background(session, series, settings, published)
+    settings, series = context.audit, context.series
+    async with db.session() as session:
+        payload = await JobRepository(session).payload(context.job_id)
+        if payload is None:
+            raise AppError(
+                "the job's input is gone before its audit", code=ErrorCode.JOB_INPUT_MISSING
+            )
+        published = await _series_releases(session, context, publication.release, release_id)
+        background = await _background(session, series, settings, published)
     if background is None:
         return skipped_report("no_background_uploaded", settings, 0)
 
@@ -109,22 +116,22 @@ async def _audit(
             # The job was cancelled: a thread cannot be stopped from outside, so it stops
             # itself here rather than attack on for minutes with nobody to read the result.
             raise AuditCancelled
-        tracker(ATTACK_PHASE, _START + _SPAN * fraction)
+        tracker(ATTACK_PHASE, AUDIT_START + _SPAN * fraction)
 
     def run() -> dict[str, Any]:
-        corpus = _transactions(decode_corpus(payload), series, job.extra_private_terms)
+        corpus = _transactions(decode_corpus(payload), series, context.extra_private_terms)
         return audit_report(
             corpus,
             publication.release,
             publication.ledger,
             background,
             settings,
-            method=series.method,
-            series_seed=_series_seed(series),
+            method=context.method.name,
+            series_seed=_series_seed(context.params),
             progress=progress,
             disassociation=publication.disassociation,
             series=published,
-            r_th=_r_th(series),
+            r_th=_r_th(context.params),
         )
 
     try:
@@ -141,10 +148,10 @@ class AuditCancelled(Exception):
     """Raised in the audit's thread when its job was cancelled."""
 
 
-def _series_seed(series: Series) -> int:
+def _series_seed(params: Any) -> int:
     # Disassociation draws nothing at random and takes no seed; the audit's ties then draw
     # from 0 unless the audit's own ``seed`` says otherwise.
-    return int(getattr(effective_params(series), "seed", None) or 0)
+    return int(getattr(params, "seed", None) or 0)
 
 
 def _transactions(corpus: CompactCorpus, series: Series, extra: Sequence[str]) -> list[Transaction]:
@@ -154,21 +161,22 @@ def _transactions(corpus: CompactCorpus, series: Series, extra: Sequence[str]) -
     return transactions
 
 
-def _r_th(series: Series) -> float | None:
+def _r_th(params: Any) -> float | None:
     # The Anony family's threshold; a method without one gets no detector-aware risk.
-    value = getattr(effective_params(series), "r_th", None)
+    value = getattr(params, "r_th", None)
     return float(value) if value is not None else None
 
 
 async def _series_releases(
-    session: AsyncSession, series: Series, release: PublishedRelease, release_id: int
+    session: AsyncSession, context: JobContext, release: PublishedRelease, release_id: int
 ) -> list[PublishedRelease]:
     """The series' public releases up to this one, which is last (what every analyst holds
     once it is out): the published background and the frequency detector's counts."""
-    earlier = [m for m in await ReleaseRepository(session).list(series.id) if m.id != release_id]
+    releases_of = await ReleaseRepository(session).list(context.series.id)
+    earlier = [m for m in releases_of if m.id != release_id]
     releases = await load_releases(session, earlier)
     # Disassociated releases publish chunks, not rows: their layouts are the background.
-    await attach_layouts(session, series.method, earlier, releases)
+    await attach_layouts(session, context.method, earlier, releases)
     return [*releases, release]
 
 

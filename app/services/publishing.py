@@ -159,7 +159,8 @@ async def cancel_job(session: AsyncSession, job_id: uuid.UUID) -> Job:
 
     A queued job fails here, in the caller's transaction. A running one is aborted through
     procrastinate (the worker cancels it, its transaction rolls back, the job fails): either
-    way no release is stored, as for any failed publication.
+    way no release is stored, as for any failed publication. A job whose release is already
+    committed (its semantic audit runs after the commit) answers 409 like a finished one.
     """
     repo = JobRepository(session)
     job = await repo.get(job_id, for_update=True)
@@ -169,6 +170,15 @@ async def cancel_job(session: AsyncSession, job_id: uuid.UUID) -> Job:
         raise Conflict(
             f"job {job_id} has already {job.status}; there is nothing to cancel",
             {"id": str(job_id), "status": job.status},
+            code=ErrorCode.JOB_FINISHED,
+        )
+    if job.release_no is not None:
+        # Its release is committed (the job is in its semantic audit, after the commit):
+        # published is final, and the audit runs to its end.
+        raise Conflict(
+            f"job {job_id} has already published release {job.release_no}; "
+            "there is nothing to cancel",
+            {"id": str(job_id), "status": job.status, "release_no": job.release_no},
             code=ErrorCode.JOB_FINISHED,
         )
     if job.procrastinate_job_id is not None:
