@@ -131,8 +131,10 @@ def test_the_face_of_the_jobs_imports_no_service() -> None:
 
 
 def test_layers_below_the_services_import_neither_services_nor_jobs() -> None:
+    """``app.runtime`` is not among them: opening a runtime resolves the secret and the admin
+    key through the services; it stands beside the jobs, and no service imports it."""
     below = ("app.core", "app.db", "app.io", "app.methods", "app.schemas", "app.analysis")
-    below += ("app.runtime", "app.errors", "app.settings", "app.observability")
+    below += ("app.errors", "app.settings", "app.observability")
     upward = [
         f"{path.relative_to(APP.parent)}:{line}: imports {name}"
         for module, path in _app_modules().items()
@@ -188,3 +190,16 @@ def test_no_circle_passes_through_the_services_or_the_jobs() -> None:
 
 def test_a_circle_is_seen() -> None:
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_service_imports_the_runtime() -> None:
+    """A service gets what it needs as arguments (a session, a database), never the process's
+    runtime, which opens through the services (and so stands above them)."""
+    reaching = [
+        f"{path.relative_to(APP.parent)}:{line}: imports {name}"
+        for module, path in _app_modules().items()
+        if _in(module, ("app.services",))
+        for line, name in _edges(path)
+        if _in(name, ("app.runtime",))
+    ]
+    assert reaching == [], "\n".join(reaching)

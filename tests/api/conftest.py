@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.api.main import start_runtime
 from app.db.repositories.release_load import RELEASE_CACHE
+from app.runtime import start_runtime
 from app.services.renderings import clear_render_cache
 from app.services.risk import clear_risk_cache
 from app.settings import Settings

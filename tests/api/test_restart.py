@@ -63,8 +63,8 @@ async def _job_of_a_crashed_process(
 async def test_restart_requeues_its_own_jobs_at_once_and_the_job_says_so(
     client: httpx.AsyncClient, settings: Settings
 ) -> None:
-    from app.api.main import start_runtime
     from app.jobs.worker import run_worker
+    from app.runtime import start_runtime
 
     await create_series(client)
     auditor = await create_key(client, "auditor")
