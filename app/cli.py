@@ -112,9 +112,8 @@ def worker(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Jobs at once")] = None,
 ) -> None:
     """Run a job worker (for more machines; the API runs one in-process by default)."""
-    from app.api.main import start_runtime
-    from app.runtime import set_runtime
-    from app.worker import run_worker
+    from app.jobs.worker import run_worker
+    from app.runtime import set_runtime, start_runtime
 
     _database_url()
     settings = get_settings()

@@ -1,6 +1,6 @@
 """The compute child's hand-off, in-process (not a test): wall and CPU seconds of each step,
 before (transactions and releases as pickled objects) and after (payload and packed
-releases as bytes, :mod:`app.services.handoff`), at N lines against 0 and K earlier releases.
+releases as bytes, :mod:`app.jobs.handoff`), at N lines against 0 and K earlier releases.
 
 The corpora are those of ``benchmarks.e2e_publish`` (SeGen over BMS-WebView-2, upsampled,
 from ``SERIALPUB_CORPORA_DIR``). The earlier releases are shaped like Sanony's output without
@@ -53,8 +53,7 @@ from app.core.model import (
     make_row,
 )
 from app.io.compact import CorpusBuilder, Limits
-from app.methods.registry import get_method
-from app.services.handoff import (
+from app.jobs.handoff import (
     HandOff,
     pack_history,
     pack_release,
@@ -63,6 +62,7 @@ from app.services.handoff import (
     unpack_history,
     unpack_release,
 )
+from app.methods.registry import get_method
 from app.services.payload import decode_corpus, encode_corpus, publication_input
 from benchmarks.e2e_publish import series_lines
 

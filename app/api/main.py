@@ -15,37 +15,13 @@ from app.api.errors import install_error_handlers
 from app.api.metrics import MetricsMiddleware
 from app.api.openapi import install_openapi
 from app.api.routes import attacks, health, jobs, keys, ledger, releases, risk, series
-from app.db.engine import Database, resolve_database_url
-from app.db.repositories.release_load import RELEASE_CACHE
 from app.observability import configure_logging, logger
-from app.runtime import Runtime, set_runtime
-from app.services.auth import configure_reader_cache, ensure_admin_token
-from app.services.identity import resolve_secret
-from app.services.renderings import configure_memory
+from app.runtime import set_runtime, start_runtime
 from app.settings import Settings, get_settings
 
-__all__ = ["create_app", "start_runtime"]
+__all__ = ["create_app"]
 
 _log = logger("serialpub.api")
-
-
-async def start_runtime(settings: Settings) -> Runtime:
-    """Open the database, resolve the secret, make the admin token a key."""
-    # A running job holds up to two connections (its transaction, its progress writes): a
-    # pool smaller than the worker's concurrency would make parallel jobs queue for it.
-    pool_size = max(settings.db_pool_size, settings.job_concurrency + 2)
-    db = Database(resolve_database_url(settings), pool_size=pool_size)
-    configure_memory(settings.render_cache_bytes)
-    RELEASE_CACHE.resize(settings.release_cache_rows)
-    configure_reader_cache(settings.read_auth_cache_s)
-    async with db.session() as session:
-        secret = await resolve_secret(session, settings.secret)
-        if settings.admin_token and not await ensure_admin_token(session, settings.admin_token):
-            _log.warning(
-                "SERIALPUB_ADMIN_TOKEN was revoked and stays revoked; set a new value "
-                "to bootstrap an admin key"
-            )
-    return Runtime(settings=settings, db=db, secret=secret)
 
 
 def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
@@ -57,7 +33,7 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
         set_runtime(runtime)
         worker = None
         if settings.in_process_worker:
-            from app.worker import run_worker
+            from app.jobs.worker import run_worker
 
             worker = asyncio.create_task(run_worker(runtime))
         # Everything built so far (modules, the app, the runtime) lives as long as the

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.history import SeriesHistory
+from app.core.methods import Method
 from app.core.model import PublishedRelease
 from app.db.models import Release, Series
 from app.db.repositories.release_load import load_ledgers, load_releases
@@ -20,12 +21,13 @@ __all__ = ["attach_layouts", "load_history", "load_keyed_history", "load_public_
 
 async def attach_layouts(
     session: AsyncSession,
-    method: str,
+    method: str | Method,
     models: Sequence[Release],
     releases: Sequence[PublishedRelease],
 ) -> None:
-    """Give the releases of a method with its own public layout that layout (loaded)."""
-    storage = storage_of(get_method(method))
+    """Give the releases of a method with its own public layout that layout (loaded).
+    ``method``: its name, or its registry entry when the caller holds it (a job)."""
+    storage = storage_of(get_method(method) if isinstance(method, str) else method)
     missing = [(m, r) for m, r in zip(models, releases, strict=True) if r.layout is None]
     if not missing:
         return
@@ -35,12 +37,12 @@ async def attach_layouts(
 
 
 async def load_public_releases(
-    session: AsyncSession, series: Series
+    session: AsyncSession, series: Series, method: Method | None = None
 ) -> tuple[list[Release], list[PublishedRelease]]:
     """Release rows and their public content, oldest first."""
     models = list(await ReleaseRepository(session).list(series.id))
     releases = await load_releases(session, models)
-    await attach_layouts(session, series.method, models, releases)
+    await attach_layouts(session, method or series.method, models, releases)
     return models, releases
 
 
@@ -50,10 +52,12 @@ async def load_history(session: AsyncSession, series: Series) -> SeriesHistory:
 
 
 async def load_keyed_history(
-    session: AsyncSession, series: Series
+    session: AsyncSession, series: Series, method: Method | None = None
 ) -> tuple[SeriesHistory, list[int]]:
-    """:func:`load_history` and the releases' primary keys (the worker's cache keys)."""
-    models, releases = await load_public_releases(session, series)
+    """:func:`load_history` and the releases' primary keys (the worker's cache keys);
+    ``method``: the series' registry entry, when the caller holds it (a job's context)."""
+    method = method or get_method(series.method)
+    models, releases = await load_public_releases(session, series, method)
     ledgers = await load_ledgers(session, models)
-    state = await storage_of(get_method(series.method)).load_state(session, series.id)
+    state = await storage_of(method).load_state(session, series.id)
     return SeriesHistory(releases=list(releases), ledgers=ledgers, **state), [m.id for m in models]

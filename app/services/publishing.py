@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from typing import Any
 
 from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,22 +25,38 @@ from app.db.models import Job, Series
 from app.db.raw import driver_connection
 from app.db.repositories.jobs import JobRepository
 from app.errors import Conflict, NotFound, from_core
-from app.queue import defer_publication
+from app.jobs import submit
 from app.schemas.jobs import Interruption, JobOut
 from app.schemas.releases import PublishResult
 from app.services.auth import Principal
 from app.services.history import load_history
 from app.services.in_clear import published_earlier_warnings
 from app.services.ingest import Corpus
-from app.services.jobs import CANCELLED
 from app.services.payload import encode_corpus, publication_input
 from app.services.releases import summary
 from app.services.risk import assess, default_r_th, public_counterfeits, risk_summary
 from app.services.series import effective_params, series_warnings
 
-__all__ = ["create_job", "job_out", "get_job", "cancel_job", "wait_for_job", "dry_run", "FINISHED"]
+__all__ = [
+    "CANCELLED",
+    "FINISHED",
+    "cancel_job",
+    "create_job",
+    "dry_run",
+    "get_job",
+    "job_out",
+    "wait_for_job",
+]
 
 FINISHED = ("succeeded", "failed")
+
+#: The error of a job cancelled by ``DELETE /v1/jobs/{id}`` (docs/api.md "DELETE
+#: /v1/jobs/{job_id}"): here, or in the worker running it (:mod:`app.jobs.publication`).
+CANCELLED: dict[str, Any] = {
+    "code": ErrorCode.JOB_CANCELLED,
+    "message": "the job was cancelled",
+    "details": {},
+}
 
 
 def job_out(
@@ -120,9 +137,7 @@ async def create_job(
     )
     payload = await asyncio.to_thread(encode_corpus, corpus.compact)
     await repo.add(job, payload)
-    job.procrastinate_job_id = await defer_publication(
-        await driver_connection(session), job.id, series.id
-    )
+    job.procrastinate_job_id = await submit(await driver_connection(session), job.id, series.id)
     if idempotency_key is not None:
         await repo.add_idempotency(
             principal.key_id, idempotency_key, series.id, corpus.body_hash, job.id
@@ -144,7 +159,8 @@ async def cancel_job(session: AsyncSession, job_id: uuid.UUID) -> Job:
 
     A queued job fails here, in the caller's transaction. A running one is aborted through
     procrastinate (the worker cancels it, its transaction rolls back, the job fails): either
-    way no release is stored, as for any failed publication.
+    way no release is stored, as for any failed publication. A job whose release is already
+    committed (its semantic audit runs after the commit) answers 409 like a finished one.
     """
     repo = JobRepository(session)
     job = await repo.get(job_id, for_update=True)
@@ -154,6 +170,15 @@ async def cancel_job(session: AsyncSession, job_id: uuid.UUID) -> Job:
         raise Conflict(
             f"job {job_id} has already {job.status}; there is nothing to cancel",
             {"id": str(job_id), "status": job.status},
+            code=ErrorCode.JOB_FINISHED,
+        )
+    if job.release_no is not None:
+        # Its release is committed (the job is in its semantic audit, after the commit):
+        # published is final, and the audit runs to its end.
+        raise Conflict(
+            f"job {job_id} has already published release {job.release_no}; "
+            "there is nothing to cancel",
+            {"id": str(job_id), "status": job.status, "release_no": job.release_no},
             code=ErrorCode.JOB_FINISHED,
         )
     if job.procrastinate_job_id is not None:
@@ -235,7 +260,7 @@ async def _compute(
         raise from_core(exc) from None
     publication.release.release_no = history.next_release_no
     publication.release.label = corpus.label
-    # As the job's report says it (app.services.compute): a term made private here that
+    # As the job's report says it (app.jobs.compute): a term made private here that
     # earlier releases printed in clear.
     warnings += published_earlier_warnings(
         history.releases,

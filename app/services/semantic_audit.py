@@ -1,206 +1,31 @@
-"""The semantic audit of a series (design.md §11, issue 11): its background corpus, the attack each
-publication job runs while the raw snapshot still exists, and the report kept for auditors.
-
-The job calls :func:`audit_publication` once, after the release is stored and before the job
-is marked succeeded (which drops the raw snapshot): the report is written in the release's
-transaction, so a release and its report are committed together or not at all. Ground truth
-is the job's own input, read again from ``job_inputs``: it is still there, and reading it
-here keeps the job's code to one call.
-
-The attack runs in a thread: it is numpy and scipy over a release already in memory, at most
-a fraction of the publication's time (docs/attacks.md). A job cancelled meanwhile rolls back
-at once; the thread stops at its next progress report (one attack run at most) and its
-partial result is dropped.
+"""The semantic audit of a series (design.md §11, issue 11): its settings, its background
+corpus and the report kept for auditors. The attack itself runs in the publication job, as its
+own step after the release is committed (:mod:`app.jobs.audit`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import threading
-import time
-from collections.abc import Sequence
-from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core.attacks.release_audit import audit_report, published_background, skipped_report
 from app.core.attacks.settings import AuditSettings, parse_audit_settings
-from app.core.disassociation.model import Disassociation
 from app.core.errors import ErrorCode
-from app.core.model import Publication, PublishedRelease, Transaction
-from app.db.models import Job, Series
+from app.db.models import Series
 from app.db.repositories.attacks import AttackRepository
-from app.db.repositories.jobs import JobRepository
-from app.db.repositories.release_load import load_releases
 from app.db.repositories.releases import ReleaseRepository
-from app.errors import AppError, NotFound
-from app.io.compact import CompactCorpus
-from app.io.terms import PrivateMatch
-from app.observability import logger
-from app.runtime import Runtime
+from app.errors import NotFound
 from app.schemas.attacks import AttackReportOut, BackgroundOut
-from app.services.history import attach_layouts
 from app.services.ingest import Corpus
-from app.services.payload import decode_corpus, encode_corpus, publication_input
-from app.services.progress import ProgressTracker, flush_progress
-from app.services.series import AUDIT_PARAM, effective_params
+from app.services.payload import encode_corpus
+from app.services.series import AUDIT_PARAM
 
-__all__ = [
-    "ATTACK_PHASE",
-    "attack_report",
-    "audit_publication",
-    "audit_settings",
-    "upload_background",
-]
-
-_log = logger("serialpub.audit")
-
-#: The job phase (``GET /v1/jobs/{id}``) while the audit runs, between ``store`` and the end.
-ATTACK_PHASE = "attack"
-#: Overall progress when the audit starts (the store phase starts at 5/6) and the share of
-#: the rest it may report: the job reaches 1.0 only when it is marked succeeded.
-_START, _SPAN = 5 / 6, 0.99 / 6
+__all__ = ["attack_report", "audit_settings", "upload_background"]
 
 
 def audit_settings(series: Series) -> AuditSettings:
     """The series' effective ``semantic_audit`` (disabled when absent)."""
     return parse_audit_settings(series.params.get(AUDIT_PARAM))
-
-
-async def audit_publication(
-    session: AsyncSession,
-    runtime: Runtime,
-    series: Series,
-    job: Job,
-    publication: Publication,
-    release_id: int,
-    tracker: ProgressTracker,
-) -> None:
-    """Attack the release job ``job`` just stored and keep the report (no-op when the series
-    has no audit). Runs off the event loop; reports progress as phase ``attack``."""
-    settings = audit_settings(series)
-    if not settings.enabled:
-        return
-    tracker(ATTACK_PHASE, _START)
-    # The job's flusher stopped before the store phase; the audit is long enough to need one.
-    flusher = asyncio.create_task(flush_progress(runtime.db, job.id, tracker))
-    try:
-        report = await _audit(session, series, job, publication, release_id, settings, tracker)
-    finally:
-        flusher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await flusher
-    seconds = float(report.get("seconds") or 0.0)
-    await AttackRepository(session).add_report(release_id, report, seconds)
-    _log.info("semantic audit", status=report["status"], reason=report["reason"], seconds=seconds)
-
-
-async def _audit(
-    session: AsyncSession,
-    series: Series,
-    job: Job,
-    publication: Publication,
-    release_id: int,
-    settings: AuditSettings,
-    tracker: ProgressTracker,
-) -> dict[str, Any]:
-    started = time.perf_counter()
-    payload = await JobRepository(session).payload(job.id)
-    if payload is None:
-        raise AppError("the job's input is gone before its audit", code=ErrorCode.JOB_INPUT_MISSING)
-    published = await _series_releases(session, series, publication.release, release_id)
-    background = await _background(session, series, settings, published)
-    if background is None:
-        return skipped_report("no_background_uploaded", settings, 0)
-
-    cancelled = threading.Event()
-
-    def progress(_: str, fraction: float) -> None:
-        if cancelled.is_set():
-            # The job was cancelled: a thread cannot be stopped from outside, so it stops
-            # itself here rather than attack on for minutes with nobody to read the result.
-            raise AuditCancelled
-        tracker(ATTACK_PHASE, _START + _SPAN * fraction)
-
-    def run() -> dict[str, Any]:
-        corpus = _transactions(decode_corpus(payload), series, job.extra_private_terms)
-        return audit_report(
-            corpus,
-            publication.release,
-            publication.ledger,
-            background,
-            settings,
-            method=series.method,
-            series_seed=_series_seed(series),
-            progress=progress,
-            disassociation=publication.extra(Disassociation),
-            series=published,
-            r_th=_r_th(series),
-        )
-
-    try:
-        report = await asyncio.to_thread(run)
-    except asyncio.CancelledError:
-        cancelled.set()  # the awaited future is cancelled; its thread is told here
-        raise
-    # The whole audit as the job saw it: reading the snapshot and the background included.
-    report["seconds"] = round(time.perf_counter() - started, 4)
-    return report
-
-
-class AuditCancelled(Exception):
-    """Raised in the audit's thread when its job was cancelled."""
-
-
-def _series_seed(series: Series) -> int:
-    # Disassociation draws nothing at random and takes no seed; the audit's ties then draw
-    # from 0 unless the audit's own ``seed`` says otherwise.
-    return int(getattr(effective_params(series), "seed", None) or 0)
-
-
-def _transactions(corpus: CompactCorpus, series: Series, extra: Sequence[str]) -> list[Transaction]:
-    # The same terms the publication saw: private spellings folded the series' way.
-    mode = cast(PrivateMatch, series.private_match)  # the series schema admits only these
-    transactions, _, _ = publication_input(corpus, series.private_terms, extra, mode)
-    return transactions
-
-
-def _r_th(series: Series) -> float | None:
-    # The Anony family's threshold; a method without one gets no detector-aware risk.
-    value = getattr(effective_params(series), "r_th", None)
-    return float(value) if value is not None else None
-
-
-async def _series_releases(
-    session: AsyncSession, series: Series, release: PublishedRelease, release_id: int
-) -> list[PublishedRelease]:
-    """The series' public releases up to this one, which is last (what every analyst holds
-    once it is out): the published background and the frequency detector's counts."""
-    earlier = [m for m in await ReleaseRepository(session).list(series.id) if m.id != release_id]
-    releases = await load_releases(session, earlier)
-    # Disassociated releases publish chunks, not rows: their layouts are the background.
-    await attach_layouts(session, series.method, earlier, releases)
-    return [*releases, release]
-
-
-async def _background(
-    session: AsyncSession,
-    series: Series,
-    settings: AuditSettings,
-    published: Sequence[PublishedRelease],
-) -> list[list[str]] | None:
-    """The attacker's background: the series' public rows up to this release (what every
-    analyst holds once it is out), or the uploaded corpus (``None`` when there is none)."""
-    if settings.background == "uploaded":
-        stored = await AttackRepository(session).background(series.id)
-        if stored is None:
-            return None
-        payload = stored.payload
-        return await asyncio.to_thread(
-            lambda: [sorted(t.terms) for t in _transactions(decode_corpus(payload), series, [])]
-        )
-    return published_background(published)
 
 
 async def upload_background(session: AsyncSession, series: Series, corpus: Corpus) -> BackgroundOut:

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.attacks.settings import parse_audit_settings
 from app.core.errors import ErrorCode, InvalidCorpus, InvalidParameter
+from app.core.methods import Method
 from app.core.randomness import seed_warning
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Series
@@ -39,14 +40,15 @@ def _method_params(params: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in params.items() if k != AUDIT_PARAM}
 
 
-def effective_params(series: Series) -> Any:
-    """The series' effective parameters, as its method parses them."""
-    return get_method(series.method).parse(_method_params(series.params))
+def effective_params(series: Series, method: Method | None = None) -> Any:
+    """The series' effective parameters, as its method parses them (``method``: its registry
+    entry, when the caller already holds it, e.g. a job's context)."""
+    return (method or get_method(series.method)).parse(_method_params(series.params))
 
 
-def echoed_params(series: Series) -> dict[str, Any]:
+def echoed_params(series: Series, method: Method | None = None) -> dict[str, Any]:
     """The effective method parameters the API echoes (series, releases)."""
-    method = get_method(series.method)
+    method = method or get_method(series.method)
     return method.echo(method.parse(_method_params(series.params)))
 
 

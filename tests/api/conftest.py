@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.api.main import start_runtime
 from app.db.repositories.release_load import RELEASE_CACHE
+from app.runtime import start_runtime
 from app.services.renderings import clear_render_cache
 from app.services.risk import clear_risk_cache
 from app.settings import Settings
@@ -71,7 +71,7 @@ PAPER_PARAMS: dict[str, Any] = {
 def forked_compute(monkeypatch: pytest.MonkeyPatch) -> None:
     """Jobs' children forked from this process, so that they run a stand-in for the core
     that a test sets up here (the service starts them from a clean fork server)."""
-    from app.services import compute
+    from app.jobs import compute
 
     monkeypatch.setattr(compute, "START_METHOD", "fork")
 

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.db]
 async def test_revoked_bootstrap_token_stays_revoked_after_a_restart(
     client: httpx.AsyncClient, settings: Settings, database_url: str
 ) -> None:
-    from app.api.main import start_runtime
+    from app.runtime import start_runtime
 
     other_admin = await create_key(client, "admin")
     async with await psycopg.AsyncConnection.connect(libpq_url(database_url)) as conn:

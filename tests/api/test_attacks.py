@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+import uuid
 from typing import Any
 
 import httpx
 import pytest
 
-from app.services import semantic_audit
+from app.jobs import audit as semantic_audit
 from tests.api.conftest import ADMIN, create_key, create_series, wait_job
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
@@ -209,20 +210,30 @@ async def test_rows_without_individuals_are_traced_by_content(
     assert report["private_copies"]["random"]["copies"] > 0
 
 
-async def test_a_failed_audit_publishes_nothing(
+async def test_a_failed_audit_leaves_the_release_published(
     client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The audit runs after the release is committed: its failure costs the report, never
+    the release (issue 22 item 2)."""
+
     def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
         raise RuntimeError("the audit broke")
 
     monkeypatch.setattr(semantic_audit, "audit_report", broken)
     await create_series(client, "fragile", private_terms=list(TOPICS), params=AUDITED)
     publisher = await create_key(client, "publisher", "fragile")
-    posted = await client.post("/v1/series/fragile/releases", headers=publisher, json=_body(1))
-    job = await wait_job(client, posted.json()["id"], ADMIN)
-    assert job["status"] == "failed"
+    job = await _publish(client, "fragile", 1, publisher)
+    assert (job["release_no"], job["error"], job["progress"]) == (1, None, 1.0)
+    assert job["report"]["semantic_audit"] == "failed"
     releases = await client.get("/v1/series/fragile/releases", headers=ADMIN)
-    assert releases.json() == []
+    assert [r["release_no"] for r in releases.json()] == [1]
+    report = await client.get("/v1/series/fragile/releases/1/attacks", headers=ADMIN)
+    assert (report.status_code, report.json()["error"]["code"]) == (404, "no_attack_report")
+    # The series goes on: the next release publishes, and is audited once the audit works.
+    monkeypatch.undo()
+    await _publish(client, "fragile", 2, publisher)
+    report = await client.get("/v1/series/fragile/releases/2/attacks", headers=ADMIN)
+    assert report.status_code == 200, report.text
 
 
 async def test_openapi_documents_the_audit(client: httpx.AsyncClient) -> None:
@@ -263,11 +274,83 @@ async def test_the_job_shows_the_audit_s_progress(
     assert (await wait_job(client, job_id, ADMIN))["status"] == "succeeded"
 
 
-async def test_a_cancelled_job_stops_its_audit_thread(
+async def test_the_release_is_committed_before_its_audit_ends(
     client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """DELETE during the audit: the job fails as cancelled, nothing is stored, and the
-    audit's thread stops at its next progress report instead of attacking on."""
+    """While the audit runs the release is already out (listed, numbered on the job); a
+    DELETE then answers 409, as for a finished job; the report is there once the job is."""
+    started, go = threading.Event(), threading.Event()
+    real = semantic_audit.audit_report
+
+    def held(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        started.set()
+        go.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(semantic_audit, "audit_report", held)
+    await create_series(client, "held", private_terms=list(TOPICS), params=AUDITED)
+    publisher = await create_key(client, "publisher", "held")
+    posted = await client.post("/v1/series/held/releases", headers=publisher, json=_body(1))
+    job_id = posted.json()["id"]
+    try:
+        assert await asyncio.to_thread(started.wait, 60)
+        releases = (await client.get("/v1/series/held/releases", headers=ADMIN)).json()
+        assert [r["release_no"] for r in releases] == [1]
+        job = (await client.get(f"/v1/jobs/{job_id}", headers=ADMIN)).json()
+        assert (job["status"], job["phase"], job["release_no"]) == ("running", "attack", 1)
+        deleted = await client.delete(f"/v1/jobs/{job_id}", headers=publisher)
+        assert deleted.status_code == 409, deleted.text
+        assert deleted.json()["error"]["code"] == "job_finished"
+    finally:
+        go.set()
+    job = await wait_job(client, job_id, ADMIN)
+    assert (job["status"], job["release_no"], job["progress"]) == ("succeeded", 1, 1.0)
+    assert "semantic_audit" not in job["report"] and job["phase_seconds"]["attack"] > 0
+    report = await client.get("/v1/series/held/releases/1/attacks", headers=ADMIN)
+    assert report.status_code == 200 and report.json()["status"] == "done", report.text
+
+
+async def _unqueued_job(client: httpx.AsyncClient, name: str) -> uuid.UUID:
+    """A job row of series ``name`` with its input, not handed to procrastinate (the test
+    runs it, and may cancel it as a stopping worker does)."""
+    from app.db.models import Job
+    from app.db.repositories.jobs import JobRepository
+    from app.services.ingest import read_corpus
+    from app.services.payload import encode_corpus
+    from app.services.series import get_series
+
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    lines = "\n".join(" ".join(t) for t in _transactions(1)).encode()
+
+    async def one_chunk():  # type: ignore[no-untyped-def]
+        yield lines
+
+    corpus = await read_corpus("text/plain", one_chunk(), limit=100_000, secret=runtime.secret)
+    async with runtime.db.session() as session:
+        series = await get_series(session, name)
+        job = Job(
+            id=uuid.uuid4(),
+            series_id=series.id,
+            status="queued",
+            progress=0.0,
+            extra_private_terms=[],
+            n_transactions=len(corpus),
+            attempts=0,
+            phase_seconds={},
+        )
+        await JobRepository(session).add(job, encode_corpus(corpus.compact))
+    return job.id
+
+
+async def test_a_stopping_worker_stops_the_audit_thread_and_the_release_stands(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's shutdown cancels the job during its audit: the audit's thread stops at
+    its next progress report instead of attacking on, and the job, whose release is
+    committed, succeeds without a report rather than being requeued (the audit's ground
+    truth, the compute child's result, is gone)."""
+    from app.jobs.publication import run_job
+
     started, stopped = threading.Event(), threading.Event()
     reports = 0
 
@@ -286,14 +369,40 @@ async def test_a_cancelled_job_stops_its_audit_thread(
 
     monkeypatch.setattr(semantic_audit, "audit_report", endless)
     await create_series(client, "stopped", private_terms=list(TOPICS), params=AUDITED)
-    publisher = await create_key(client, "publisher", "stopped")
-    posted = await client.post("/v1/series/stopped/releases", headers=publisher, json=_body(1))
-    job_id = posted.json()["id"]
-    assert await asyncio.to_thread(started.wait, 30)
-    deleted = await client.delete(f"/v1/jobs/{job_id}", headers=publisher)
-    assert deleted.status_code == 200, deleted.text
-    job = await wait_job(client, job_id, ADMIN)
-    assert (job["status"], job["error"]["code"]) == ("failed", "job_cancelled")
+    job_id = await _unqueued_job(client, "stopped")
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    running = asyncio.create_task(run_job(runtime, job_id))
+    assert await asyncio.to_thread(started.wait, 60)
+    running.cancel()  # what procrastinate does to running jobs past the shutdown grace
+    with pytest.raises(asyncio.CancelledError):
+        await running
     assert await asyncio.to_thread(stopped.wait, 10)
     assert reports < 400  # stopped well before the end (30 s of reports)
-    assert (await client.get("/v1/series/stopped/releases", headers=ADMIN)).json() == []
+    job = await wait_job(client, str(job_id), ADMIN)
+    assert (job["status"], job["release_no"], job["interruptions"]) == ("succeeded", 1, [])
+    releases = (await client.get("/v1/series/stopped/releases", headers=ADMIN)).json()
+    assert [r["release_no"] for r in releases] == [1]
+    report = await client.get("/v1/series/stopped/releases/1/attacks", headers=ADMIN)
+    assert report.status_code == 404
+
+
+async def test_a_job_requeued_after_its_commit_is_not_published_again(
+    client: httpx.AsyncClient,
+) -> None:
+    """A worker that died in the audit leaves the job running with its release committed;
+    its next run (after the recovery requeued it) finishes it, and publishes nothing twice."""
+    from app.db.repositories.jobs import JobRepository
+    from app.jobs.publication import note_interruption, run_job
+
+    await create_series(client, "crashed", private_terms=list(TOPICS), params=AUDITED)
+    job_id = await _unqueued_job(client, "crashed")
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    async with runtime.db.session() as session:
+        job = await JobRepository(session).get(job_id, for_update=True)
+        assert job is not None
+        job.status, job.release_no, job.attempts = "running", 1, 1
+        note_interruption(job, "worker_restarted")  # what the recovery does
+    await run_job(runtime, job_id)
+    job_out = await wait_job(client, str(job_id), ADMIN)
+    assert (job_out["status"], job_out["release_no"], job_out["attempts"]) == ("succeeded", 1, 1)
+    assert (await client.get("/v1/series/crashed/releases", headers=ADMIN)).json() == []

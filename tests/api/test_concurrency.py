@@ -126,7 +126,7 @@ async def test_failed_publication_leaves_no_release_and_no_gap(
 async def test_crash_while_storing_rolls_everything_back(
     client: httpx.AsyncClient, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.services import jobs
+    from app.jobs import publication as jobs
 
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
@@ -149,12 +149,12 @@ async def test_crash_while_storing_rolls_everything_back(
 async def test_stalled_job_is_retried(client: httpx.AsyncClient, database_url: str) -> None:
     """A job left 'doing' by a dead worker runs again once recovery notices it."""
     from app.db.raw import driver_connection
+    from app.jobs.queue import queue
+    from app.jobs.worker import recover_stalled
     from app.services.auth import authenticate
     from app.services.ingest import read_corpus
     from app.services.publishing import create_job
     from app.services.series import get_series
-    from app.tasks import queue
-    from app.worker import recover_stalled
 
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")

@@ -29,9 +29,9 @@ async def _job_of_a_crashed_process(
 ) -> str:
     """A job 'running' on this host in ``pid``, whose worker's heartbeat is still fresh."""
     from app.db.raw import driver_connection
+    from app.jobs.processes import current_process
     from app.services.auth import authenticate
     from app.services.ingest import read_corpus
-    from app.services.processes import current_process
     from app.services.publishing import create_job
     from app.services.series import get_series
 
@@ -63,8 +63,8 @@ async def _job_of_a_crashed_process(
 async def test_restart_requeues_its_own_jobs_at_once_and_the_job_says_so(
     client: httpx.AsyncClient, settings: Settings
 ) -> None:
-    from app.api.main import start_runtime
-    from app.worker import run_worker
+    from app.jobs.worker import run_worker
+    from app.runtime import start_runtime
 
     await create_series(client)
     auditor = await create_key(client, "auditor")
@@ -88,8 +88,8 @@ async def test_restart_requeues_its_own_jobs_at_once_and_the_job_says_so(
 async def test_a_dead_pid_of_another_pid_namespace_is_not_judged(client: httpx.AsyncClient) -> None:
     """Same host name, another pid namespace (a container on host networking): left to the
     heartbeat, never requeued on the strength of a pid that means nothing here."""
-    from app.services.processes import current_process
-    from app.worker import requeue_dead_here
+    from app.jobs.processes import current_process
+    from app.jobs.worker import requeue_dead_here
 
     await create_series(client)
     name = current_process().host.split("/")[0]
@@ -102,7 +102,7 @@ async def test_a_dead_pid_of_another_pid_namespace_is_not_judged(client: httpx.A
 
 async def test_a_live_process_keeps_its_jobs(client: httpx.AsyncClient) -> None:
     """The same host, a pid that is alive with the recorded start time: not requeued."""
-    from app.worker import requeue_dead_here
+    from app.jobs.worker import requeue_dead_here
 
     await create_series(client)
     me = psutil.Process()

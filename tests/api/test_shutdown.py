@@ -56,7 +56,7 @@ async def test_stopping_worker_requeues_its_running_job(
     client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch, forked_compute: None
 ) -> None:
     from app.core import pipeline
-    from app.services.jobs import run_job
+    from app.jobs.publication import run_job
 
     real = pipeline.publish
 
@@ -89,7 +89,7 @@ async def test_stopping_worker_requeues_its_running_job(
 
 
 def test_the_task_is_retried_after_a_cancellation_only() -> None:
-    from app.tasks import publish_release
+    from app.jobs.task import publish_release
 
     strategy = publish_release.retry_strategy
     assert strategy is not None

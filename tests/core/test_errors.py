@@ -17,7 +17,7 @@ _CODES = {member.value for member in ErrorCode} | {member.value for member in Wa
 #: Strings equal to a code that mean something else: a message kind on the pipe of the
 #: compute process, and the randomness ``source`` of a release with a publisher's seed.
 _HOMONYMS = {
-    ("services/compute.py", "core_error"),
+    ("jobs/compute.py", "core_error"),
     ("core/randomness.py", "publisher_seed"),
 }
 

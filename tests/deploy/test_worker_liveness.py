@@ -33,8 +33,8 @@ def _check(beat: Path, *args: str) -> subprocess.CompletedProcess[str]:
 async def test_worker_beats_and_the_check_reads_the_beat(
     settings: Settings, tmp_path: Path
 ) -> None:
-    from app.api.main import start_runtime
-    from app.worker import run_worker
+    from app.jobs.worker import run_worker
+    from app.runtime import start_runtime
 
     beat = tmp_path / "alive"
     assert _check(beat).returncode == 1  # not started

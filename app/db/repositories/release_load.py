@@ -44,7 +44,7 @@ class ReleaseCache:
     releases), else every job reads the evicted releases from PostgreSQL again.
 
     Beside a release it keeps the release and its ledger packed as a job's compute child
-    receives them (:func:`app.services.handoff.pack_release`), so that a series' next job
+    receives them (:func:`app.jobs.handoff.pack_release`), so that a series' next job
     hands its history over without pickling it again. The bytes are evicted with their
     release; they add about 20 MB per 1M-row release without individuals (more with them: a
     64-character key per row in the ledger), measured by ``benchmarks/handoff.py``.

@@ -24,12 +24,13 @@ from sqlalchemy import select
 
 from app.db.models import Job
 from app.db.raw import driver_connection
+from app.jobs.compute import preload
+from app.jobs.processes import is_dead_here
+from app.jobs.publication import note_interruption
+from app.jobs.queue import QUEUE_NAME, open_queue
+from app.jobs.task import publish_release
 from app.observability import logger
 from app.runtime import Runtime
-from app.services.compute import preload
-from app.services.jobs import note_interruption
-from app.services.processes import is_dead_here
-from app.tasks import QUEUE_NAME, open_queue, publish_release
 
 __all__ = ["run_worker", "recover_stalled", "requeue_dead_here"]
 

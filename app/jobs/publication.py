@@ -1,10 +1,20 @@
-"""Running a publication job (in the procrastinate worker).
+"""The steps of a publication job (in the procrastinate worker).
 
-One transaction per job: take the series' advisory lock, load the history, compute (in a child
-process, :mod:`app.services.compute`), store the release numbered ``len(history) + 1``, mark
-the job succeeded, commit. A failure rolls all of it back and marks the job failed in a
-separate transaction: no partial release. A cancellation (``DELETE /v1/jobs/{id}``, or the
-worker shutting down) does the same, then fails the job or puts it back in the queue.
+1. **Start**: mark the job running (or finish it: cancelled, given up, already published).
+2. **Publish**, one transaction: take the series' advisory lock, build the job's context once
+   (:mod:`app.jobs.context`: the series, its method, parameters and history), compute (in a
+   child process, :mod:`app.jobs.compute`), store the release numbered ``len(history) + 1``,
+   commit. Without a semantic audit the job is marked succeeded in that same transaction. A
+   failure rolls all of it back and marks the job failed in a separate transaction: no
+   partial release. A cancellation (``DELETE /v1/jobs/{id}``, or the worker shutting down)
+   does the same, then fails the job or puts it back in the queue.
+3. **Audit** (design.md §11), only when the series asks for one: after the commit, so that
+   neither its failure nor its time can roll back or hold the release
+   (:mod:`app.jobs.audit`); the job shows phase ``attack`` meanwhile.
+4. **Finish**: the audited job is marked succeeded, and its raw snapshot dropped.
+
+A job whose release is committed never fails: an interruption after the commit (the worker
+stopping or dying during the audit) finishes it as succeeded, without its audit.
 """
 
 from __future__ import annotations
@@ -13,14 +23,14 @@ import asyncio
 import contextlib
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import CoreError, ErrorCode
-from app.core.history import SeriesHistory
-from app.core.model import Publication, PublishedRelease, ReleaseLedger
+from app.core.model import Publication
 from app.db.base import utcnow
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Job, Series
@@ -28,7 +38,12 @@ from app.db.repositories.jobs import JobRepository
 from app.db.repositories.release_load import RELEASE_CACHE
 from app.db.repositories.release_store import store_publication
 from app.errors import AppError, from_core
-from app.methods.registry import get_method
+from app.jobs.audit import ATTACK_PHASE, AUDIT_START, audit_publication
+from app.jobs.compute import Computed, publish_isolated
+from app.jobs.context import JobContext, build_context
+from app.jobs.handoff import HandOff, pack_history
+from app.jobs.processes import current_process
+from app.jobs.progress import ProgressTracker, flush_progress, write_progress
 from app.methods.storage import storage_of
 from app.observability import (
     COUNTERFEITS,
@@ -39,26 +54,13 @@ from app.observability import (
     logger,
 )
 from app.runtime import Runtime
-from app.services.compute import publish_isolated
-from app.services.handoff import HandOff, pack_history
-from app.services.history import load_keyed_history
 from app.services.memory import give_back_memory
-from app.services.processes import current_process
-from app.services.progress import ProgressTracker, flush_progress, write_progress
+from app.services.publishing import CANCELLED
 from app.services.renderings import store_release_documents
-from app.services.semantic_audit import audit_publication
-from app.services.series import echoed_params, effective_params
 
-__all__ = ["run_job", "note_interruption", "CANCELLED"]
+__all__ = ["run_job", "note_interruption"]
 
 _log = logger("serialpub.jobs")
-
-#: The error of a job cancelled by ``DELETE /v1/jobs/{id}``.
-CANCELLED: dict[str, Any] = {
-    "code": ErrorCode.JOB_CANCELLED,
-    "message": "the job was cancelled",
-    "details": {},
-}
 
 
 def note_interruption(job: Job, reason: str) -> None:
@@ -71,6 +73,19 @@ def note_interruption(job: Job, reason: str) -> None:
     job.status, job.phase, job.progress = "queued", None, 0.0
 
 
+@dataclass(slots=True)
+class _Published:
+    """What the publish step hands the steps after its commit."""
+
+    context: JobContext
+    computed: Computed
+    release_id: int
+    #: Seconds of ``load`` and of the compute child's whole run (``ipc`` is what is left
+    #: of it beyond the core's phases).
+    load_s: float
+    compute_s: float
+
+
 async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
     """Publish the corpus of job ``job_id``; never raises for a failed publication."""
     with structlog.contextvars.bound_contextvars(job_id=str(job_id)):
@@ -80,11 +95,27 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
         flusher = asyncio.create_task(flush_progress(runtime.db, job_id, tracker))
         try:
             async with runtime.db.session() as session:
-                stored = await _publish(session, runtime, job_id, tracker, flusher)
+                published = await _publish(session, runtime, job_id, tracker, flusher)
             # Committed: later jobs of this process find the release without loading it.
-            RELEASE_CACHE.put(*stored)
+            computed = published.computed
+            RELEASE_CACHE.put(
+                published.release_id,
+                computed.publication.release,
+                computed.publication.ledger,
+                computed.packed,
+            )
+            if published.context.audit.enabled:
+                failed = not await audit_publication(
+                    runtime,
+                    published.context,
+                    computed.publication,
+                    published.release_id,
+                    tracker,
+                )
+                await _finish_audited(runtime, published, tracker, failed)
         except asyncio.CancelledError:
-            # The publication's transaction is rolled back; record why, whatever happens next.
+            # The publication's transaction is rolled back (or, in the audit, committed);
+            # record why, whatever happens next.
             await asyncio.shield(_interrupted(runtime, job_id, tracker))
             raise
         except (CoreError, AppError) as exc:
@@ -118,6 +149,13 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
         job = await repo.get(job_id, for_update=True)
         if job is None or job.status in ("succeeded", "failed"):
             return False
+        if job.release_no is not None:
+            # A run before this one committed the release, then died in its audit: the
+            # release stands and its ground truth (the child's result) is gone with it.
+            await repo.finish(job, "succeeded", phase="store", progress=1.0)
+            JOBS.labels("succeeded").inc()
+            _log.warning("job's release was committed before an interruption; audit skipped")
+            return False
         if job.cancel_requested_at is not None:
             await repo.finish(job, "failed", error=CANCELLED)
             JOBS.labels("cancelled").inc()
@@ -148,9 +186,9 @@ async def _publish(
     job_id: uuid.UUID,
     tracker: ProgressTracker,
     flusher: asyncio.Task[None],
-) -> tuple[int, PublishedRelease, ReleaseLedger, bytes]:
-    """Compute and store; returns the stored release's key, content, ledger and packed form
-    (:func:`app.services.handoff.pack_release`)."""
+) -> _Published:
+    """Compute and store the release, in ``session``'s transaction; the job is marked
+    succeeded there too, unless its series audits it (then after the audit)."""
     repo = JobRepository(session)
     job = await repo.get(job_id)
     assert job is not None
@@ -160,63 +198,92 @@ async def _publish(
     if series is None or payload is None:
         raise AppError("the job's series or input is gone", code=ErrorCode.JOB_INPUT_MISSING)
     started = time.perf_counter()
-    history, release_ids = await load_keyed_history(session, series)
+    context = await build_context(session, job, series)
     load_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    handoff = await _handoff(payload, series, job, history, release_ids)
+    handoff = await _handoff(payload, context)
     del payload
     computed = await publish_isolated(handoff, tracker, tracker.pause)
     compute_seconds = time.perf_counter() - started
     del handoff
-    publication, private_terms = computed.publication, computed.private_terms
+    publication = computed.publication
     tracker("store", 5 / 6)
     flusher.cancel()
     await write_progress(runtime.db, job_id, tracker)
-    release_id = await _store(session, series, job, publication, private_terms)
-    # design.md §11: the series' semantic audit, in this transaction, before ``finish`` drops the
-    # raw snapshot (the ground truth).
-    await audit_publication(session, runtime, series, job, publication, release_id, tracker)
-    seconds = _phase_seconds(job.phase_seconds, load_seconds, compute_seconds, tracker.close())
+    release_id = await _store(session, context, publication, computed.private_terms)
+    published = _Published(context, computed, release_id, load_seconds, compute_seconds)
+    release_no = publication.release.release_no
+    report = _jsonable(publication.report)
+    if context.audit.enabled:
+        # Committed with the release, still running: the audit needs the raw snapshot (its
+        # ground truth), which ``finish`` drops, and the job ends when the audit does.
+        job.release_no, job.report = release_no, report
+        job.phase, job.progress = ATTACK_PHASE, AUDIT_START
+        await session.flush()
+        return published
+    seconds = _phase_seconds(job.phase_seconds, published, tracker.close())
     await repo.finish(
         job,
         "succeeded",
-        release_no=publication.release.release_no,
-        report=_jsonable(publication.report),
+        release_no=release_no,
+        report=report,
         phase_seconds=seconds,
         phase="store",
         progress=1.0,
     )
-    _observe(series.method, publication, seconds)
+    _observe(context, publication, seconds)
+    _log.info("job succeeded", release_no=release_no, seconds=seconds)
+    return published
+
+
+async def _finish_audited(
+    runtime: Runtime, published: _Published, tracker: ProgressTracker, audit_failed: bool
+) -> None:
+    """Mark an audited job succeeded (its release committed before the audit ran)."""
+    context, publication = published.context, published.computed.publication
+    async with runtime.db.session() as session:
+        repo = JobRepository(session)
+        job = await repo.get(context.job_id, for_update=True)
+        if job is None or job.status in ("succeeded", "failed"):
+            return
+        seconds = _phase_seconds(job.phase_seconds, published, tracker.close())
+        values: dict[str, Any] = {}
+        if audit_failed:
+            # The auditors' only trace of why the release has no attack report (besides the
+            # log): the job's private report.
+            values["report"] = {**(job.report or {}), "semantic_audit": "failed"}
+        await repo.finish(
+            job, "succeeded", phase_seconds=seconds, phase="store", progress=1.0, **values
+        )
+    _observe(context, publication, seconds)
     _log.info("job succeeded", release_no=publication.release.release_no, seconds=seconds)
-    return release_id, publication.release, publication.ledger, computed.packed
 
 
-async def _handoff(
-    payload: bytes, series: Series, job: Job, history: SeriesHistory, release_ids: list[int]
-) -> HandOff:
+async def _handoff(payload: bytes, context: JobContext) -> HandOff:
     """The compute child's input. Past releases this worker has packed before (or whose
     child packed them) are reused; the others are packed now, off the event loop, and kept
     beside the cached releases for the series' next job."""
-    cached = [RELEASE_CACHE.get_packed(i) for i in release_ids]
-    releases, state = await asyncio.to_thread(pack_history, history, cached)
-    for release_id, old, blob in zip(release_ids, cached, releases, strict=True):
+    cached = [RELEASE_CACHE.get_packed(i) for i in context.release_ids]
+    releases, state = await asyncio.to_thread(pack_history, context.history, cached)
+    for release_id, old, blob in zip(context.release_ids, cached, releases, strict=True):
         if old is None:
             RELEASE_CACHE.put_packed(release_id, blob)
+    series = context.series
     return HandOff(
-        method=series.method,
-        params=effective_params(series),
+        method=context.method.name,
+        params=context.params,
         payload=payload,
         series_terms=list(series.private_terms),
-        extra_terms=list(job.extra_private_terms),
+        extra_terms=list(context.extra_private_terms),
         private_match=series.private_match,  # type: ignore[arg-type]
         releases=releases,
         state=state,
-        label=job.label,
+        label=context.label,
     )
 
 
 def _phase_seconds(
-    upload: dict[str, float] | None, load: float, compute: float, tracked: dict[str, float]
+    upload: dict[str, float] | None, published: _Published, tracked: dict[str, float]
 ) -> dict[str, float]:
     """The job's seconds per phase: the API's ``upload+parse``, ``load`` (the history, from
     the worker's cache or PostgreSQL), then from the compute child: ``prepare`` (the payload
@@ -226,32 +293,31 @@ def _phase_seconds(
     start, the payload and packed history crossing the pipe and unpacked in the child, and
     the result's way back), then ``store`` and the semantic audit's ``attack`` (after the
     child, so not part of its wall time)."""
-    core = sum(v for k, v in tracked.items() if k not in ("store", "attack"))
+    core = sum(v for k, v in tracked.items() if k not in ("store", ATTACK_PHASE))
     return {
         **(upload or {}),
-        "load": round(load, 4),
+        "load": round(published.load_s, 4),
         "prepare": tracked.get("prepare", 0.0),
         **tracked,
-        "ipc": round(max(compute - core, 0.0), 4),
+        "ipc": round(max(published.compute_s - core, 0.0), 4),
     }
 
 
 async def _store(
     session: AsyncSession,
-    series: Series,
-    job: Job,
+    context: JobContext,
     publication: Publication,
     private_terms: frozenset[str],
 ) -> int:
-    release = publication.release
-    storage = storage_of(get_method(series.method))
+    release, series = publication.release, context.series
+    storage = storage_of(context.method)
     model = await store_publication(
         session,
         series_id=series.id,
-        method=series.method,
-        params=echoed_params(series),
+        method=context.method.name,
+        params=context.echoed,
         publication=publication,
-        job_id=job.id,
+        job_id=context.job_id,
     )
     if release.layout is not None:
         await storage.store_layout(session, model.id, release.layout)
@@ -270,8 +336,16 @@ async def _fail(
     async with runtime.db.session() as session:
         repo = JobRepository(session)
         job = await repo.get(job_id, for_update=True)
-        if job is not None and job.status not in ("succeeded", "failed"):
-            await repo.finish(job, "failed", error=error, phase_seconds=tracker.close())
+        if job is None or job.status in ("succeeded", "failed"):
+            return
+        if job.release_no is not None:
+            # Failed after its release was committed (finishing the audited job): the
+            # release stands, so the job does not fail.
+            seconds = {**(job.phase_seconds or {}), **tracker.close()}
+            await repo.finish(job, "succeeded", phase_seconds=seconds, progress=1.0)
+            JOBS.labels("succeeded").inc()
+            return
+        await repo.finish(job, "failed", error=error, phase_seconds=tracker.close())
     JOBS.labels("failed").inc()
 
 
@@ -282,6 +356,14 @@ async def _interrupted(runtime: Runtime, job_id: uuid.UUID, tracker: ProgressTra
         job = await repo.get(job_id, for_update=True)
         if job is None or job.status in ("succeeded", "failed"):
             return  # the commit went through before the cancellation arrived
+        if job.release_no is not None:
+            # Interrupted in its audit: the release is committed and stands; the audit, whose
+            # ground truth was the child's result, is not run again.
+            seconds = {**(job.phase_seconds or {}), **tracker.close()}
+            await repo.finish(job, "succeeded", phase="store", progress=1.0, phase_seconds=seconds)
+            JOBS.labels("succeeded").inc()
+            _log.warning("job interrupted in its audit; the release stands, unaudited")
+            return
         if job.cancel_requested_at is not None:
             await repo.finish(job, "failed", error=CANCELLED, phase_seconds=tracker.close())
             JOBS.labels("cancelled").inc()
@@ -291,7 +373,8 @@ async def _interrupted(runtime: Runtime, job_id: uuid.UUID, tracker: ProgressTra
             _log.warning("job interrupted by the worker's shutdown; requeued")
 
 
-def _observe(method: str, publication: Publication, seconds: dict[str, float]) -> None:
+def _observe(context: JobContext, publication: Publication, seconds: dict[str, float]) -> None:
+    method = context.method.name
     for phase, value in seconds.items():
         PHASE_SECONDS.labels(phase).observe(value)
     ROWS_PUBLISHED.labels(method).inc(publication.release.n_rows)

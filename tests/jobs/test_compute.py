@@ -29,8 +29,8 @@ from app.core.model import (
     release_from_counts,
 )
 from app.io.compact import CorpusBuilder, Limits
-from app.services import compute
-from app.services.handoff import HandOff, pack_history
+from app.jobs import compute
+from app.jobs.handoff import HandOff, pack_history
 from app.services.payload import encode_corpus
 
 pytestmark = [

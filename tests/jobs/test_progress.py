@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from app.services.progress import ProgressTracker
+from app.jobs.progress import ProgressTracker
 
 
 def test_pause_stops_the_phase_clock() -> None:

@@ -1,6 +1,7 @@
-"""The job queue's one task (procrastinate, in PostgreSQL). Jobs are thin: they open the
-runtime's database and call :func:`app.services.jobs.run_job` (Polar ``tasks.py``). The queue
-itself, and deferring a publication, are :mod:`app.queue`'s, below the services."""
+"""The job queue's one task (procrastinate, in PostgreSQL). It is thin: it takes the runtime's
+database and runs the publication job's steps (:func:`app.jobs.publication.run_job`). The queue
+itself, and deferring a publication, are :mod:`app.jobs.queue`'s, which imports this module
+when it opens (``import_paths``): the services that submit jobs never import it."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import uuid
 import procrastinate.jobs
 import procrastinate.retry
 
-from app.queue import PUBLISH_TASK, QUEUE_NAME, defer_publication, open_queue, queue
+from app.jobs.publication import run_job
+from app.jobs.queue import PUBLISH_TASK, QUEUE_NAME, queue
+from app.runtime import current_runtime
 
-__all__ = ["queue", "publish_release", "open_queue", "defer_publication", "QUEUE_NAME"]
+__all__ = ["RequeueWhenStopped", "publish_release"]
 
 
 class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
@@ -33,7 +36,4 @@ class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
 
 @queue.task(name=PUBLISH_TASK, queue=QUEUE_NAME, retry=RequeueWhenStopped())
 async def publish_release(job_id: str) -> None:
-    from app.runtime import current_runtime
-    from app.services.jobs import run_job
-
     await run_job(current_runtime(), uuid.UUID(job_id))

@@ -8,7 +8,7 @@ import pytest
 from app.core.history import SeriesHistory
 from app.core.model import ClusterLedger, ReleaseLedger, release_from_counts
 from app.io.compact import CorpusBuilder, Limits
-from app.services.handoff import (
+from app.jobs.handoff import (
     HandOff,
     pack_history,
     pack_release,

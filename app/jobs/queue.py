@@ -1,9 +1,9 @@
 """The job queue (procrastinate, in PostgreSQL): opening it and deferring a publication.
 
-Below the services, which defer jobs through it by the task's name; the task itself (what a
-worker runs: :func:`app.tasks.publish_release`, calling the services) is registered by
-:mod:`app.tasks`, which the queue imports when it needs its tasks (``import_paths``), so that
-no service imports the layer above it.
+Below the services, which defer jobs through it (:func:`app.jobs.submit`) by the task's name;
+the task itself (what a worker runs: :func:`app.jobs.task.publish_release`, calling the
+services) is registered by :mod:`app.jobs.task`, which the queue imports when it opens
+(``import_paths``), so that no service imports the layer above it.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from app.db.embedded import libpq_url
 __all__ = ["PUBLISH_TASK", "QUEUE_NAME", "defer_publication", "open_queue", "queue"]
 
 QUEUE_NAME = "publish"
-#: The name :mod:`app.tasks` registers the publication task under.
+#: The name :mod:`app.jobs.task` registers the publication task under.
 PUBLISH_TASK = "serialpub.publish_release"
 
-queue = procrastinate.App(connector=procrastinate.PsycopgConnector(), import_paths=["app.tasks"])
+queue = procrastinate.App(
+    connector=procrastinate.PsycopgConnector(), import_paths=["app.jobs.task"]
+)
 
 
 @contextlib.asynccontextmanager
@@ -44,7 +46,7 @@ async def defer_publication(
 
     The procrastinate ``lock`` makes the jobs of one series run one at a time, in the order
     they were created. The task is found by name (``allow_unknown=False``: the queue imports
-    :mod:`app.tasks` first, and a missing registration fails here, not in a worker).
+    :mod:`app.jobs.task` first, and a missing registration fails here, not in a worker).
     """
     return await queue.configure_task(
         PUBLISH_TASK,

@@ -13,7 +13,7 @@ but unsafe: its other threads (risk computations, blocking reads) may hold a loc
 instant, and the child would wait for it for ever (a job stuck in ``running`` with a healthy
 heartbeat). Elsewhere children are spawned.
 
-The input crosses as bytes (:mod:`app.services.handoff`: the job's payload, the past
+The input crosses as bytes (:mod:`app.jobs.handoff`: the job's payload, the past
 releases packed once), written to the child by a thread after it started: nothing is pickled
 or written on the event loop, which the worker shares with its heartbeat and the API. The
 child builds the core's transactions itself. Progress and the result come back over a pipe;
@@ -37,8 +37,7 @@ from app.core import errors as core_errors
 from app.core import pipeline
 from app.core.model import Publication
 from app.core.progress import ProgressCallback
-from app.methods.registry import all_methods
-from app.services.handoff import (
+from app.jobs.handoff import (
     HandOff,
     pack_release,
     prepare,
@@ -46,6 +45,7 @@ from app.services.handoff import (
     unpack_history,
     unpack_release,
 )
+from app.methods.registry import all_methods
 from app.services.in_clear import published_earlier_warnings
 
 __all__ = ["publish_isolated", "preload", "ComputeCrashed", "Computed"]
@@ -81,7 +81,7 @@ def _context() -> multiprocessing.context.BaseContext:
     if START_METHOD == "forkserver":
         # Takes effect when the server starts (first job): it imports these once.
         context.set_forkserver_preload(
-            ["app.core.pipeline", "app.services.handoff", *_method_modules()]
+            ["app.core.pipeline", "app.jobs.handoff", *_method_modules()]
         )
     return context
 
@@ -90,7 +90,7 @@ def _context() -> multiprocessing.context.BaseContext:
 class Computed:
     """A child's answer: the publication, this release's private terms (the series' as of
     the job, with the release's extra ones) and the new release packed for the next job's
-    hand-off (:func:`app.services.handoff.pack_release`)."""
+    hand-off (:func:`app.jobs.handoff.pack_release`)."""
 
     publication: Publication
     private_terms: frozenset[str]

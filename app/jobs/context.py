@@ -1,0 +1,69 @@
+"""What a publication job carries (issue 22 item 1): its series, its method's registry entry,
+the effective parameters and the series' history, built once when the job holds the series'
+lock and handed to each step, so that no step looks the method up again.
+
+The release's numbering and guarantee depend on the history being the one read under the
+lock (README, "How it works": the job takes a per-series advisory lock, loads the history,
+publishes, stores): the context is built after that lock, in the publication's transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.core.attacks.settings import AuditSettings
+from app.core.history import SeriesHistory
+from app.core.methods import Method
+from app.db.models import Job, Series
+from app.methods.registry import get_method
+from app.services.history import load_keyed_history
+from app.services.semantic_audit import audit_settings
+from app.services.series import echoed_params, effective_params
+
+__all__ = ["JobContext", "build_context"]
+
+
+@dataclass(frozen=True, slots=True)
+class JobContext:
+    """One publication job's inputs, read once (design.md §11 for ``audit``)."""
+
+    job_id: uuid.UUID
+    #: The series row, loaded in the publication's transaction.
+    series: Series
+    #: The series' method: its registry entry, looked up once.
+    method: Method
+    #: The effective parameters, as the method parses them (what the core receives).
+    params: Any
+    #: The parameters the release echoes (``method.echo`` of ``params``).
+    echoed: dict[str, Any]
+    #: The series' semantic audit (disabled when absent): run after the release commits.
+    audit: AuditSettings
+    #: The series' past, oldest release first, as read under the series' lock.
+    history: SeriesHistory
+    #: The past releases' primary keys, in the history's order (the worker's cache keys).
+    release_ids: tuple[int, ...]
+    #: The release's label, and the private terms the upload added (the job's row).
+    label: str | None
+    extra_private_terms: tuple[str, ...]
+
+
+async def build_context(session: AsyncSession, job: Job, series: Series) -> JobContext:
+    """The context of ``job``, whose series' lock ``session`` holds; loads the history."""
+    method = get_method(series.method)
+    history, release_ids = await load_keyed_history(session, series, method)
+    return JobContext(
+        job_id=job.id,
+        series=series,
+        method=method,
+        params=effective_params(series, method),
+        echoed=echoed_params(series, method),
+        audit=audit_settings(series),
+        history=history,
+        release_ids=tuple(release_ids),
+        label=job.label,
+        extra_private_terms=tuple(job.extra_private_terms),
+    )
