@@ -14,10 +14,20 @@ and why it stays exact:
 - ``N(O)`` of whole releases, which :class:`SeriesState` keeps up to date;
 - per release and term, the patterns over ``r_th``, reused while every input of the term's
   formula 12 is the same (``N(s)``, ``N``, each overlap's ``N(O)`` and range ``[r1, r2]``, the
-  published rate, the set of patterns).
+  published rate, the set of patterns, which carries a version bumped when it changes);
+- per published release and term, the evidence from every release but ``j`` (issue 21 item 1,
+  "cost flat in the series' length"). Of a published release's formula 12 only the factor of
+  its overlap with ``j`` moves while ``j`` is built: the other releases, their totals and
+  overlaps are fixed, and so is each row's z code against them (its *fixed pattern*). That
+  part is summed once per publication per fixed pattern (shared by the terms whose inputs
+  are the same) and a round adds ``j``'s column alone, so a round costs the patterns times the
+  stale terms per release, not that times the number of releases.
 
 The evidence of all patterns of a term is summed as arrays, one other release after the other,
 which is the same sequence of float additions as :class:`~app.core.risk.posterior.Evidence`.
+``j`` is the newest release, the last of every published release's others, so the fixed part
+is the sum's prefix and adding ``j``'s column to it performs the very additions of summing
+every column from scratch.
 A vectorised posterior picks the candidate patterns, with a margin far wider than any rounding;
 the candidates' risk is then computed by :meth:`Evidence.posterior`, the scalar function every
 other path uses, so the rows reported and their risk are exactly those of judging from scratch.
@@ -27,6 +37,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,12 +87,31 @@ def _pattern(mult: int, row: Row, theirs: list[Counter[Row]]) -> Pattern:
 @dataclass(slots=True)
 class _Term:
     """One term of one release: what its posteriors were computed from, and the patterns over
-    the limit with their serial risk."""
+    the limit with their serial risk. For a published release whose fixed part is kept
+    (:class:`_Fixed`), ``inputs`` holds ``j``'s side only: the others do not move."""
 
     inputs: _Inputs
     rate: float
     patterns: int
     over: list[tuple[Pattern, float]]
+
+
+@dataclass(slots=True)
+class _Fixed:
+    """What of a published release's formula 12 stays while ``j`` is built: its rows' codes
+    against every other release but ``j`` (``j`` is the last column of every pattern), and per
+    term the evidence of those columns (design.md §4, formula 12; issue 21 item 1)."""
+
+    #: Each fixed pattern (a pattern without its last column) and its row in ``codes``.
+    index: dict[Pattern, int]
+    codes: np.ndarray
+    #: ``(totals, N, N(O))`` of every other release but ``j``, in release order.
+    sides: list[tuple[Counter[str], int, int]]
+    #: Per term, the inputs of formula 12 over the fixed releases.
+    inputs: dict[str, _Inputs] = field(default_factory=dict)
+    #: Per such inputs, the evidence of every fixed pattern: terms whose inputs are equal
+    #: share it (their sums are the same additions).
+    evidence: dict[_Inputs, _Evidences] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -94,12 +124,20 @@ class _Release:
     terms: dict[str, _Term] = field(default_factory=dict)
     #: Bumped when the set of patterns changes; ``codes`` is its matrix (pattern x other).
     version: int = 0
+    #: Set when a pattern may have come or gone (:meth:`GlobalComposition._replay`), so that
+    #: the matrix is compared with the patterns only then, not at every call.
+    moved: bool = True
     listed: list[Pattern] = field(default_factory=list)
     codes: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
-    #: ``totals()`` of a release that does not change (every release but the newest).
-    totals: Counter[str] | None = None
+    #: Per listed pattern, the row of its fixed pattern in ``fixed.codes``.
+    fixed_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    #: The part that stays while ``j`` is built; ``None`` for ``j`` itself.
+    fixed: _Fixed | None = None
 
     def matrix(self) -> tuple[list[Pattern], np.ndarray]:
+        if not self.moved:
+            return self.listed, self.codes
+        self.moved = False
         if len(self.listed) != len(self.patterns) or any(
             p not in self.patterns for p in self.listed
         ):
@@ -107,6 +145,9 @@ class _Release:
             self.codes = np.array(self.listed, dtype=np.int64).reshape(
                 len(self.listed), len(self.others)
             )
+            if self.fixed is not None:
+                index = self.fixed.index
+                self.fixed_rows = np.array([index[p[:-1]] for p in self.listed], dtype=np.intp)
             self.version += 1
         return self.listed, self.codes
 
@@ -123,6 +164,8 @@ class GlobalComposition:
         self._releases: dict[int, _Release] = {}
         self._log_read = len(state.row_log)
         self._new_totals: Counter[str] = Counter()
+        #: ``totals()`` of the releases that do not change (every release but ``j``).
+        self._published_totals: dict[int, Counter[str]] = {}
 
     def refresh(self) -> None:
         """Take in what changed in release ``j`` since the last call."""
@@ -139,11 +182,9 @@ class GlobalComposition:
         release's ``totals()``. Call :meth:`refresh` first after ``j`` changed."""
         release = self.state.releases[k]
         cache = self._release(k)
-        listed, codes = cache.matrix()
-        sides = [
-            (self._totals(other), self.state.releases[other].n, self.state.overlap_size(k, other))
-            for other in cache.others
-        ]
+        listed, _ = cache.matrix()
+        # Where release k keeps a fixed part, j's side is the only input that moves.
+        sides = self._sides(k, cache, None, None)
         totals = self._totals(k)
         stale: list[tuple[str, _Inputs, float]] = []
         for s, n_s in totals.items():
@@ -157,10 +198,12 @@ class GlobalComposition:
                 or term.patterns != cache.version
             ):
                 stale.append((s, inputs, rate))
+        if cache.fixed is not None:
+            self._prepare_fixed(k, cache, [(s, inputs[0]) for s, inputs, _ in stale])
         # The likelihood ratios of every stale term at once (formulas 13, 14).
         log_likelihood_ratios([key for _, inputs, _ in stale for key in _ratio_keys(inputs)])
         for s, inputs, rate in stale:
-            over_limit = self._over(inputs, rate, listed, codes)
+            over_limit = self._over(inputs, rate, listed, self._evidence_of(cache, s, inputs))
             cache.terms[s] = _Term(inputs, rate, cache.version, over_limit)
         over: dict[Pattern, list[tuple[str, float]]] = {}
         for s in totals:
@@ -187,11 +230,12 @@ class GlobalComposition:
 
     def _term_over(self, s: str, c: int, fixed_rate: float | None = None) -> bool:
         """Whether some row of some release is over the limit for s with ``c`` copies of s in
-        release ``j`` (formula 12 over the whole releases, formula 15)."""
+        release ``j`` (formula 12 over the whole releases, formula 15). A published release's
+        evidence from the releases but ``j`` is its fixed part, summed once (:class:`_Fixed`)."""
         new = self.state.releases[self.j]
         for k, release in enumerate(self.state.releases):
             cache = self._release(k)
-            listed, codes = cache.matrix()
+            listed, _ = cache.matrix()
             if not listed:
                 continue
             if k == self.j:
@@ -202,18 +246,30 @@ class GlobalComposition:
                 n_s, rate = self._totals(k).get(s, 0), release.rates.get(s, 0.0)
             if not n_s:
                 continue
-            sides = [
-                (
-                    Counter({s: c}) if other == self.j else self._totals(other),
-                    self.state.releases[other].n,
-                    self.state.overlap_size(k, other),
-                )
-                for other in cache.others
-            ]
-            inputs = _inputs(s, n_s, release.n, sides)
-            if self._over(inputs, rate, listed, codes):
+            inputs = _inputs(s, n_s, release.n, self._sides(k, cache, s, c))
+            if cache.fixed is not None:
+                self._prepare_fixed(k, cache, [(s, n_s)])
+            if self._over(inputs, rate, listed, self._evidence_of(cache, s, inputs)):
                 return True
         return False
+
+    def _sides(
+        self, k: int, cache: _Release, s: str | None, c: int | None
+    ) -> list[tuple[Counter[str], int, int]]:
+        """``(totals, N, N(O))`` of the releases whose side of release ``k``'s formula 12 is
+        an input that can move: ``j``'s alone where ``k`` keeps a fixed part, else every
+        other release's. With ``s`` and ``c``, ``j`` holds ``c`` copies of s."""
+        others = cache.others if cache.fixed is None else [self.j]
+        return [
+            (
+                Counter({s: c})
+                if other == self.j and s is not None and c is not None
+                else self._totals(other),
+                self.state.releases[other].n,
+                self.state.overlap_size(k, other),
+            )
+            for other in others
+        ]
 
     # -- patterns ------------------------------------------------------------------------
 
@@ -227,49 +283,113 @@ class GlobalComposition:
                 for row, mult in self.state.releases[k].row_counts.items()
             }
             found = _Release(others, pattern_of, Counter(pattern_of.values()))
+            if k != self.j and others and others[-1] == self.j:
+                # Every column but the last (j's) stays while j is built.
+                index: dict[Pattern, int] = {}
+                for pattern in found.patterns:
+                    index.setdefault(pattern[:-1], len(index))
+                codes = np.array(list(index), dtype=np.int64).reshape(len(index), len(others) - 1)
+                sides = [
+                    (
+                        self._totals(other),
+                        self.state.releases[other].n,
+                        self.state.overlap_size(k, other),
+                    )
+                    for other in others[:-1]
+                ]
+                found.fixed = _Fixed(index, codes, sides)
             self._releases[k] = found
         return found
 
     def _replay(self) -> None:
-        """Redo the patterns of the rows whose multiplicity in release ``j`` moved."""
+        """Redo the patterns of the rows whose multiplicity in release ``j`` moved: only their
+        last column (``j``'s) where the release keeps a fixed part."""
         log = self.state.row_log
         if self._log_read == len(log):
             return
         rows = {row for k, row in log[self._log_read :] if k == self.j}
         self._log_read = len(log)
+        new_counts = self.state.releases[self.j].row_counts
         for k, cache in self._releases.items():
             counts = self.state.releases[k].row_counts
             for row in rows:
-                old = cache.pattern_of.pop(row, None)
+                old = cache.pattern_of.get(row)
+                new: Pattern | None = None
+                if row in counts:
+                    if old is not None and cache.fixed is not None:
+                        # z_code of the row against j, as _pattern computes it.
+                        mult, m = counts[row], new_counts.get(row, 0)
+                        new = (*old[:-1], 0 if m == 0 else 1 if m >= mult else 2)
+                    else:
+                        theirs = [self.state.releases[other].row_counts for other in cache.others]
+                        new = _pattern(counts[row], row, theirs)
+                if new == old:
+                    continue
                 if old is not None:
+                    del cache.pattern_of[row]
                     cache.patterns[old] -= 1
                     if not cache.patterns[old]:
                         del cache.patterns[old]
-                if row in counts:
-                    theirs = [self.state.releases[other].row_counts for other in cache.others]
-                    new = _pattern(counts[row], row, theirs)
+                        cache.moved = True
+                if new is not None:
                     cache.pattern_of[row] = new
+                    if not cache.patterns[new]:
+                        cache.moved = True
                     cache.patterns[new] += 1
 
     def _totals(self, k: int) -> Counter[str]:
         if k == self.j:
             return self._new_totals
-        cache = self._release(k)
-        if cache.totals is None:
-            cache.totals = self.state.releases[k].totals()
-        return cache.totals
+        found = self._published_totals.get(k)
+        if found is None:
+            found = self._published_totals[k] = self.state.releases[k].totals()
+        return found
 
     # -- formula 12 per term -------------------------------------------------------------
 
+    def _prepare_fixed(self, k: int, cache: _Release, terms: list[tuple[str, int]]) -> None:
+        """The fixed part's evidence of each of ``terms`` (``(s, N(s))`` of release ``k``) not
+        summed yet in this publication, their likelihood ratios computed at once."""
+        fixed = cache.fixed
+        assert fixed is not None
+        n = self.state.releases[k].n
+        missing: list[_Inputs] = []
+        for s, n_s in terms:
+            if s in fixed.inputs:
+                continue
+            inputs = _inputs(s, n_s, n, fixed.sides)
+            fixed.inputs[s] = inputs
+            if inputs not in fixed.evidence:
+                missing.append(inputs)
+        if not missing:
+            return
+        log_likelihood_ratios([key for inputs in missing for key in _ratio_keys(inputs)])
+        for inputs in missing:
+            if inputs not in fixed.evidence:
+                fixed.evidence[inputs] = _compact(_evidence(*inputs, fixed.codes))
+
+    def _evidence_of(self, cache: _Release, s: str, inputs: _Inputs) -> Callable[[], _Evidences]:
+        """The evidence of every listed pattern of a release for the term: summed over every
+        side, or the fixed part's sums with ``j``'s column added (the same additions)."""
+        fixed = cache.fixed
+        if fixed is None:
+            return lambda: _evidence(*inputs, cache.codes)
+        part = fixed.evidence[fixed.inputs[s]]
+        return lambda: _extend(part, cache.fixed_rows, inputs, cache.codes[:, -1])
+
     def _over(
-        self, inputs: _Inputs, rate: float, listed: list[Pattern], codes: np.ndarray
+        self,
+        inputs: _Inputs,
+        rate: float,
+        listed: list[Pattern],
+        evidence_of: Callable[[], _Evidences],
     ) -> list[tuple[Pattern, float]]:
         """The patterns whose serial risk for the term exceeds the limit, with that risk."""
-        n_s, n, ranges = inputs
+        n_s, n, _ = inputs
         alpha = min(n_s / n, 1.0)
         if alpha <= 0.0 or not listed:
             return []
-        evidence = _evidence(n_s, n, ranges, codes)
+        evidence = evidence_of()
         over: list[tuple[Pattern, float]] = []
         for p in _candidates(evidence, alpha, self.limit * rate):
             risk = serial_risk(evidence.at(p).posterior(alpha), rate)
@@ -325,6 +445,35 @@ def _evidence(
         certain_for += chosen == math.inf
         certain_against += chosen == -math.inf
         # Adding 0.0 leaves a sum as it is: the same additions as skipping the value.
+        total = total + np.where(np.isfinite(chosen), chosen, 0.0)
+    return _Evidences(certain_for, certain_against, total)
+
+
+def _compact(evidence: _Evidences) -> _Evidences:
+    """Evidence kept for a whole publication in less memory: counts of certain evidence are at
+    most the number of releases."""
+    return _Evidences(
+        evidence.certain_for.astype(np.int32),
+        evidence.certain_against.astype(np.int32),
+        evidence.total,
+    )
+
+
+def _extend(part: _Evidences, rows: np.ndarray, inputs: _Inputs, last: np.ndarray) -> _Evidences:
+    """The evidence of patterns whose fixed pattern's evidence is ``part`` (at ``rows``) and
+    whose code against ``j`` is ``last``, ``inputs`` holding ``j``'s side alone: the fixed
+    sums, then ``j``'s log ratio added last, as :func:`_evidence` adds it."""
+    certain_for = part.certain_for[rows].astype(np.int64)
+    certain_against = part.certain_against[rows].astype(np.int64)
+    total = part.total[rows]
+    n_s, n, (side,) = inputs
+    if side is not None:
+        o, r1, r2 = side
+        lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
+        lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
+        chosen = np.array([lr0, lr1, best_ratio((lr0, lr1))])[last]
+        certain_for += chosen == math.inf
+        certain_against += chosen == -math.inf
         total = total + np.where(np.isfinite(chosen), chosen, 0.0)
     return _Evidences(certain_for, certain_against, total)
 
