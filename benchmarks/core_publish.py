@@ -13,8 +13,9 @@ goes on without it, as the service would (nothing stored).
 
 Series length (issue 21 item 1): one series of ``--releases`` releases of the first size, in
 this process, one JSON line per release appended to ``--out`` (default
-``benchmarks/results/series_length.jsonl``): publish seconds, seconds per phase, repair rounds,
-peak RSS (``ru_maxrss``) and current RSS (``/proc/self/statm``) after the release.
+``benchmarks/results/series_length.jsonl``): publish seconds (wall and CPU), seconds per
+phase, repair rounds, peak RSS (``ru_maxrss``) and current RSS (``/proc/self/statm``) after
+the release.
 
     python benchmarks/core_publish.py --series --sizes 20000 --releases 20 --label after
 """
@@ -71,7 +72,7 @@ def series(
     history = SeriesHistory()
     for number, positions in enumerate(segen(len(corpus), size, releases, rep, seed=1), 1):
         snapshot = [Transaction(corpus[p].terms, f"p{p}") for p in positions]
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         try:
             publication = publish("sanony", history, snapshot, private, params)
         except PublicationFailed as failed:
@@ -84,7 +85,7 @@ def series(
                 "rss_mib": current_rss_mib(),
             }
             continue
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
         report = publication.report
@@ -92,6 +93,8 @@ def series(
             "release": number,
             "published": len(history.releases),
             "publish_seconds": round(seconds, 3),
+            # CPU seconds of this process: less moved than wall time on a shared machine.
+            "cpu_seconds": round(cpu, 3),
             "phases": dict(report["seconds"]),  # type: ignore[call-overload]
             "repair_rounds": report.get("repair_rounds"),
             "rows": publication.release.n_rows,

@@ -39,6 +39,7 @@ import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -57,6 +58,10 @@ Pattern = tuple[int, ...]
 #: What a term's evidence is computed from: ``N(s)``, ``N`` of the release, and per other
 #: release ``(N(O), r1, r2)`` (formulas 6, 13, 14), or ``None`` where the range is empty.
 _Inputs = tuple[int, int, tuple[tuple[int, int, int] | None, ...]]
+
+#: Terms of the new release summed together (:meth:`GlobalComposition._over_block`): arrays
+#: of this many terms times the release's patterns.
+_BLOCK = 64
 
 #: Relative margin below the threshold within which a pattern's posterior is still checked
 #: exactly; rounding moves a posterior by about 1e-16 of itself.
@@ -202,7 +207,15 @@ class GlobalComposition:
             self._prepare_fixed(k, cache, [(s, inputs[0]) for s, inputs, _ in stale])
         # The likelihood ratios of every stale term at once (formulas 13, 14).
         log_likelihood_ratios([key for _, inputs, _ in stale for key in _ratio_keys(inputs)])
-        for s, inputs, rate in stale:
+        if cache.fixed is None:
+            # Release j: every input moves each round; its terms are summed together.
+            for first in range(0, len(stale), _BLOCK):
+                block = stale[first : first + _BLOCK]
+                for (s, inputs, rate), over_limit in zip(
+                    block, self._over_block(block, listed, cache.codes), strict=True
+                ):
+                    cache.terms[s] = _Term(inputs, rate, cache.version, over_limit)
+        for s, inputs, rate in stale if cache.fixed is not None else ():
             over_limit = self._over(inputs, rate, listed, self._evidence_of(cache, s, inputs))
             cache.terms[s] = _Term(inputs, rate, cache.version, over_limit)
         over: dict[Pattern, list[tuple[str, float]]] = {}
@@ -277,11 +290,7 @@ class GlobalComposition:
         found = self._releases.get(k)
         if found is None:
             others = [other for other in range(len(self.state.releases)) if other != k]
-            theirs = [self.state.releases[other].row_counts for other in others]
-            pattern_of = {
-                row: _pattern(mult, row, theirs)
-                for row, mult in self.state.releases[k].row_counts.items()
-            }
+            pattern_of = self._patterns(k, others)
             found = _Release(others, pattern_of, Counter(pattern_of.values()))
             if k != self.j and others and others[-1] == self.j:
                 # Every column but the last (j's) stays while j is built.
@@ -299,6 +308,23 @@ class GlobalComposition:
                 ]
                 found.fixed = _Fixed(index, codes, sides)
             self._releases[k] = found
+        return found
+
+    def _patterns(self, k: int, others: list[int]) -> dict[Row, Pattern]:
+        """The pattern of every row of release ``k``, what :func:`_pattern` gives, found through
+        the index of the releases that hold each row: a row is held by a few releases, so this
+        costs the rows times their holders, not the rows times every release."""
+        releases = self.state.releases
+        column = {other: i for i, other in enumerate(others)}
+        zeros = [0] * len(others)
+        found: dict[Row, Pattern] = {}
+        for row, mult in releases[k].row_counts.items():
+            codes = zeros.copy()
+            for other in {ref[0] for ref in self.state.holders(row)}:
+                if other != k:
+                    m = releases[other].row_counts.get(row, 0)
+                    codes[column[other]] = 0 if m == 0 else 1 if m >= mult else 2
+            found[row] = tuple(codes)
         return found
 
     def _replay(self) -> None:
@@ -376,6 +402,43 @@ class GlobalComposition:
             return lambda: _evidence(*inputs, cache.codes)
         part = fixed.evidence[fixed.inputs[s]]
         return lambda: _extend(part, cache.fixed_rows, inputs, cache.codes[:, -1])
+
+    def _over_block(
+        self, block: list[tuple[str, _Inputs, float]], listed: list[Pattern], codes: np.ndarray
+    ) -> list[list[tuple[Pattern, float]]]:
+        """:meth:`_over` of several terms of one release at once: per other release, the
+        chosen log ratio of every (term, pattern) added to the sums, the very additions
+        :func:`_evidence` makes per term (a side that says nothing of a term adds 0.0, which
+        leaves its sums as they are)."""
+        if not listed:
+            return [[] for _ in block]
+        sides = codes.shape[1]
+        values = np.zeros((len(block), sides, 3), dtype=np.float64)
+        for t, (_, (n_s, n, ranges), _) in enumerate(block):
+            for i, side in enumerate(ranges):
+                if side is not None:
+                    o, r1, r2 = side
+                    lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
+                    lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
+                    values[t, i] = (lr0, lr1, best_ratio((lr0, lr1)))
+        shape = (len(block), len(listed))
+        certain_for = np.zeros(shape, dtype=np.int64)
+        certain_against = np.zeros(shape, dtype=np.int64)
+        total = np.zeros(shape, dtype=np.float64)
+        for i in range(sides):
+            chosen = values[:, i, :][:, codes[:, i]]
+            certain_for += chosen == math.inf
+            certain_against += chosen == -math.inf
+            total = total + np.where(np.isfinite(chosen), chosen, 0.0)
+        return [
+            self._over(
+                inputs,
+                rate,
+                listed,
+                partial(_Evidences, certain_for[t], certain_against[t], total[t]),
+            )
+            for t, (_, inputs, rate) in enumerate(block)
+        ]
 
     def _over(
         self,
