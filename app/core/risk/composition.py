@@ -426,7 +426,12 @@ class GlobalComposition:
         certain_against = np.zeros(shape, dtype=np.int64)
         total = np.zeros(shape, dtype=np.float64)
         for i in range(sides):
-            chosen = values[:, i, :][:, codes[:, i]]
+            column = values[:, i, :]
+            chosen = column[:, codes[:, i]]
+            if np.isfinite(column).all():
+                # Nothing certain nor impossible: the where below would return chosen.
+                total = total + chosen
+                continue
             certain_for += chosen == math.inf
             certain_against += chosen == -math.inf
             total = total + np.where(np.isfinite(chosen), chosen, 0.0)
@@ -504,7 +509,12 @@ def _evidence(
         o, r1, r2 = side
         lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
         lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
-        chosen = np.array([lr0, lr1, best_ratio((lr0, lr1))])[codes[:, i]]
+        options = (lr0, lr1, best_ratio((lr0, lr1)))
+        chosen = np.array(options)[codes[:, i]]
+        if all(math.isfinite(v) for v in options):
+            # Nothing certain nor impossible: the where below would return chosen.
+            total = total + chosen
+            continue
         certain_for += chosen == math.inf
         certain_against += chosen == -math.inf
         # Adding 0.0 leaves a sum as it is: the same additions as skipping the value.
@@ -534,10 +544,15 @@ def _extend(part: _Evidences, rows: np.ndarray, inputs: _Inputs, last: np.ndarra
         o, r1, r2 = side
         lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
         lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
-        chosen = np.array([lr0, lr1, best_ratio((lr0, lr1))])[last]
-        certain_for += chosen == math.inf
-        certain_against += chosen == -math.inf
-        total = total + np.where(np.isfinite(chosen), chosen, 0.0)
+        options = (lr0, lr1, best_ratio((lr0, lr1)))
+        chosen = np.array(options)[last]
+        if all(math.isfinite(v) for v in options):
+            # Nothing certain nor impossible: the where below would return chosen.
+            total = total + chosen
+        else:
+            certain_for += chosen == math.inf
+            certain_against += chosen == -math.inf
+            total = total + np.where(np.isfinite(chosen), chosen, 0.0)
     return _Evidences(certain_for, certain_against, total)
 
 
