@@ -114,8 +114,12 @@ class _Fixed:
     sides: list[tuple[Counter[str], int, int]]
     #: Per term, the inputs of formula 12 over the fixed releases.
     inputs: dict[str, _Inputs] = field(default_factory=dict)
-    #: Per such inputs, the evidence of every fixed pattern: terms whose inputs are equal
-    #: share it (their sums are the same additions).
+    #: Per such inputs, the highest sum of a fixed pattern without certain evidence against
+    #: s, and whether one holds certain evidence for it: enough to rule a term out without
+    #: its arrays (:meth:`GlobalComposition._ruled_out`).
+    peaks: dict[_Inputs, tuple[float, bool]] = field(default_factory=dict)
+    #: Per such inputs, the evidence of every fixed pattern, kept only for terms some round
+    #: could not rule out: terms whose inputs are equal share it (the same additions).
     evidence: dict[_Inputs, _Evidences] = field(default_factory=dict)
 
 
@@ -205,6 +209,14 @@ class GlobalComposition:
                 stale.append((s, inputs, rate))
         if cache.fixed is not None:
             self._prepare_fixed(k, cache, [(s, inputs[0]) for s, inputs, _ in stale])
+            # Terms whose rows cannot reach the limit whatever j's side adds need no arrays.
+            judged: list[tuple[str, _Inputs, float]] = []
+            for s, inputs, rate in stale:
+                if self._ruled_out(cache, s, inputs, rate):
+                    cache.terms[s] = _Term(inputs, rate, cache.version, [])
+                else:
+                    judged.append((s, inputs, rate))
+            stale = judged
         # The likelihood ratios of every stale term at once (formulas 13, 14).
         log_likelihood_ratios([key for _, inputs, _ in stale for key in _ratio_keys(inputs)])
         if cache.fixed is None:
@@ -262,6 +274,8 @@ class GlobalComposition:
             inputs = _inputs(s, n_s, release.n, self._sides(k, cache, s, c))
             if cache.fixed is not None:
                 self._prepare_fixed(k, cache, [(s, n_s)])
+                if self._ruled_out(cache, s, inputs, rate):
+                    continue
             if self._over(inputs, rate, listed, self._evidence_of(cache, s, inputs)):
                 return True
         return False
@@ -374,8 +388,9 @@ class GlobalComposition:
     # -- formula 12 per term -------------------------------------------------------------
 
     def _prepare_fixed(self, k: int, cache: _Release, terms: list[tuple[str, int]]) -> None:
-        """The fixed part's evidence of each of ``terms`` (``(s, N(s))`` of release ``k``) not
-        summed yet in this publication, their likelihood ratios computed at once."""
+        """The fixed part's peak (:attr:`_Fixed.peaks`) of each of ``terms`` (``(s, N(s))`` of
+        release ``k``) not summed yet in this publication, their likelihood ratios computed
+        at once; the arrays are summed again for a term that a round cannot rule out."""
         fixed = cache.fixed
         assert fixed is not None
         n = self.state.releases[k].n
@@ -385,14 +400,43 @@ class GlobalComposition:
                 continue
             inputs = _inputs(s, n_s, n, fixed.sides)
             fixed.inputs[s] = inputs
-            if inputs not in fixed.evidence:
+            if inputs not in fixed.peaks:
                 missing.append(inputs)
         if not missing:
             return
         log_likelihood_ratios([key for inputs in missing for key in _ratio_keys(inputs)])
         for inputs in missing:
-            if inputs not in fixed.evidence:
-                fixed.evidence[inputs] = _compact(_evidence(*inputs, fixed.codes))
+            if inputs not in fixed.peaks:
+                fixed.peaks[inputs] = _peak(_evidence(*inputs, fixed.codes))
+
+    def _ruled_out(self, cache: _Release, s: str, inputs: _Inputs, rate: float) -> bool:
+        """Whether no pattern of a published release can be a candidate of
+        :func:`_candidates` for the term, from the fixed part's peak and ``j``'s side
+        (``inputs``) alone; exact, as the float sums only grow with what is added: a pattern's
+        sum is the fixed sum plus one of j's log ratios (+0.0 where it is not finite, none
+        where it is -inf), both at most the peak and the largest ratio."""
+        fixed = cache.fixed
+        assert fixed is not None
+        peak, certain = fixed.peaks[fixed.inputs[s]]
+        n_s, n, (side,) = inputs
+        alpha = min(n_s / n, 1.0)
+        if alpha <= 0.0:
+            return True
+        bound = self.limit * rate
+        if alpha >= 1.0 or bound <= 0.0 or certain:
+            return False
+        top = peak
+        if side is not None:
+            o, r1, r2 = side
+            lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
+            lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
+            options = (lr0, lr1, best_ratio((lr0, lr1)))
+            if math.inf in options:
+                return False
+            top = peak + max(v if math.isfinite(v) else 0.0 for v in options)
+        b = min(bound * (1 - _MARGIN), 1 - _MARGIN)
+        line = math.log(b) - math.log1p(-b)
+        return not math.log(alpha) - math.log1p(-alpha) + top > line
 
     def _evidence_of(self, cache: _Release, s: str, inputs: _Inputs) -> Callable[[], _Evidences]:
         """The evidence of every listed pattern of a release for the term: summed over every
@@ -400,8 +444,15 @@ class GlobalComposition:
         fixed = cache.fixed
         if fixed is None:
             return lambda: _evidence(*inputs, cache.codes)
-        part = fixed.evidence[fixed.inputs[s]]
-        return lambda: _extend(part, cache.fixed_rows, inputs, cache.codes[:, -1])
+        key = fixed.inputs[s]
+
+        def extended() -> _Evidences:
+            part = fixed.evidence.get(key)
+            if part is None:
+                part = fixed.evidence[key] = _compact(_evidence(*key, fixed.codes))
+            return _extend(part, cache.fixed_rows, inputs, cache.codes[:, -1])
+
+        return extended
 
     def _over_block(
         self, block: list[tuple[str, _Inputs, float]], listed: list[Pattern], codes: np.ndarray
@@ -520,6 +571,15 @@ def _evidence(
         # Adding 0.0 leaves a sum as it is: the same additions as skipping the value.
         total = total + np.where(np.isfinite(chosen), chosen, 0.0)
     return _Evidences(certain_for, certain_against, total)
+
+
+def _peak(evidence: _Evidences) -> tuple[float, bool]:
+    """The highest sum among patterns without certain evidence against s (``-inf`` when there
+    is none), and whether one of them holds certain evidence for s."""
+    possible = evidence.certain_against == 0
+    if not possible.any():
+        return -math.inf, False
+    return float(evidence.total[possible].max()), bool((evidence.certain_for[possible] > 0).any())
 
 
 def _compact(evidence: _Evidences) -> _Evidences:
