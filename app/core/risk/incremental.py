@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from app.core.model import Row
 from app.core.risk.assess import cluster_posteriors, serial_risk
 from app.core.risk.composition import GlobalComposition
-from app.core.risk.overlap import cluster_cover, overlap_range, s_range
+from app.core.risk.overlap import Overlap, cluster_cover, overlap_range, s_range
 from app.core.risk.state import ClusterRef, ClusterState, SeriesState
 
 __all__ = ["ClusterPosteriors", "SeriesRisk", "Violation", "unsafe_overlap"]
@@ -163,6 +163,8 @@ class SeriesRisk:
         self._unsafe: dict[ClusterRef, list[Violation]] = {}
         #: Per published cluster judged: what it read of ``j`` then, and its rows over r_th.
         self._read: dict[ClusterRef, tuple[_Reading, list[Violation]]] = {}
+        #: Per published cluster judged: its overlaps with the other published clusters.
+        self._fixed_cover: dict[ClusterRef, list[Overlap]] = {}
         self._global = GlobalComposition(state, j, self._limit)
         self.posteriors = posteriors if posteriors is not None else ClusterPosteriors(state, j)
 
@@ -200,21 +202,29 @@ class SeriesRisk:
         """:meth:`_cluster_violations` of a published cluster, reused while what it reads of
         release ``j`` is the same: every other input of its formula 12 is published, so equal
         readings give the very same posteriors."""
-        reading = self._reading(ref)
+        with_new = cluster_cover(self.state, ref, releases=(self.j,))
+        reading = self._reading(ref, with_new)
         found = self._read.get(ref)
         if found is not None and found[0] == reading:
             return found[1]
-        violations = self._cluster_violations(ref)
+        # Its cover: the overlaps with published clusters, which stay while j is built (kept
+        # for the publication), then those with j's (j is the newest release, so they sort
+        # last): the list cluster_cover gives, without looking every row's holders up again.
+        fixed = self._fixed_cover.get(ref)
+        if fixed is None:
+            fixed = self._fixed_cover[ref] = cluster_cover(self.state, ref, releases=range(self.j))
+        violations = self._cluster_violations(ref, fixed + with_new)
         self._read[ref] = (reading, violations)
         return violations
 
-    def _reading(self, ref: ClusterRef) -> _Reading:
-        """What :func:`cluster_posteriors` of published cluster ``ref`` reads of release ``j``:
-        the overlaps (rows, hence ``N(O)`` and the rows' z codes) and their ranges per term."""
+    def _reading(self, ref: ClusterRef, with_new: list[Overlap]) -> _Reading:
+        """What :func:`cluster_posteriors` of published cluster ``ref`` reads of release ``j``
+        through its overlaps with ``j``'s clusters (``with_new``): the overlaps (rows, hence
+        ``N(O)`` and the rows' z codes) and their ranges per term."""
         cluster = self.state.cluster(ref)
         terms = sorted(cluster.terms())
         parts = []
-        for overlap in cluster_cover(self.state, ref, releases=(self.j,)):
+        for overlap in with_new:
             other = self.state.cluster(overlap.other)
             ranges = tuple(
                 overlap_range(cluster.n_s(s), cluster.n, other.n_s(s), other.n, overlap.size)
@@ -260,11 +270,15 @@ class SeriesRisk:
                 self._own[c] = self._cluster_violations((self.j, c))
                 self._judged[c] = _Seen.of(cluster)
 
-    def _cluster_violations(self, ref: ClusterRef) -> list[Violation]:
+    def _cluster_violations(
+        self, ref: ClusterRef, cover: list[Overlap] | None = None
+    ) -> list[Violation]:
         rates = self.state.releases[ref[0]].rates
         found: list[Violation] = []
         posteriors = (
-            self.posteriors(ref[1]) if ref[0] == self.j else cluster_posteriors(self.state, ref)
+            self.posteriors(ref[1])
+            if ref[0] == self.j
+            else cluster_posteriors(self.state, ref, cover=cover)
         )
         for row, betas in posteriors.items():
             for s, beta in betas.items():
