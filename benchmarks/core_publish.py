@@ -7,27 +7,58 @@ release (published against 4 earlier ones), peak memory and the counterfeit rate
 
     python benchmarks/core_publish.py                      # all sizes, table on stdout
     python benchmarks/core_publish.py --sizes 10000 --json out.json
+
+A refused release (``PublicationFailed``) is recorded with its number and reason and the series
+goes on without it, as the service would (nothing stored).
+
+Series length (issue 21 item 1): one series of ``--releases`` releases of the first size, in
+this process, one JSON line per release appended to ``--out`` (default
+``benchmarks/results/series_length.jsonl``): publish seconds (wall and CPU), seconds per
+phase, repair rounds, peak RSS (``ru_maxrss``) and current RSS (``/proc/self/statm``) after
+the release.
+
+    python benchmarks/core_publish.py --series --sizes 20000 --releases 20 --label after
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from app.io.corpora import BMS_WEBVIEW_2, corpus_file
 
 DATA = corpus_file(BMS_WEBVIEW_2)
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def run_one(
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far (``ru_maxrss``, KiB on Linux)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def current_rss_mib() -> float | None:
+    """Resident memory now (``/proc/self/statm``, in pages), or ``None`` off Linux."""
+    try:
+        resident = int(Path("/proc/self/statm").read_text().split()[1])
+    except OSError:
+        return None
+    return round(resident * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+
+
+def series(
     size: int, releases: int, rep: float, r_th: float, cluster_size: int, data: Path
-) -> dict:
+) -> Iterator[dict]:
+    """Publish one SeGen series release after release; one record per release. A refused
+    release is recorded with its reason and left out of the history (nothing stored)."""
+    from app.core.errors import PublicationFailed
     from app.core.history import SeriesHistory
     from app.core.model import Transaction
     from app.core.params import parse_params
@@ -39,30 +70,80 @@ def run_one(
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=1)
     params = parse_params("sanony", {"r_th": r_th, "cluster_size": cluster_size, "seed": 1})
     history = SeriesHistory()
-    times: list[float] = []
-    counterfeits = rows = 0
-    phases: list[dict[str, float]] = []
-    for positions in segen(len(corpus), size, releases, rep, seed=1):
+    for number, positions in enumerate(segen(len(corpus), size, releases, rep, seed=1), 1):
         snapshot = [Transaction(corpus[p].terms, f"p{p}") for p in positions]
-        started = time.perf_counter()
-        publication = publish("sanony", history, snapshot, private, params)
-        times.append(time.perf_counter() - started)
+        started, cpu = time.perf_counter(), time.process_time()
+        try:
+            publication = publish("sanony", history, snapshot, private, params)
+        except PublicationFailed as failed:
+            yield {
+                "release": number,
+                "published": len(history.releases),
+                "refused": failed.message,
+                "publish_seconds": round(time.perf_counter() - started, 3),
+                "peak_rss_mib": peak_rss_mib(),
+                "rss_mib": current_rss_mib(),
+            }
+            continue
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
-        counterfeits += int(publication.report["counterfeits"])  # type: ignore[call-overload]
-        rows += publication.release.n_rows
-        phases.append(dict(publication.report["seconds"]))  # type: ignore[call-overload]
+        report = publication.report
+        yield {
+            "release": number,
+            "published": len(history.releases),
+            "publish_seconds": round(seconds, 3),
+            # CPU seconds of this process: less moved than wall time on a shared machine.
+            "cpu_seconds": round(cpu, 3),
+            "phases": dict(report["seconds"]),  # type: ignore[call-overload]
+            "repair_rounds": report.get("repair_rounds"),
+            "rows": publication.release.n_rows,
+            "counterfeits": int(report["counterfeits"]),  # type: ignore[call-overload]
+            "peak_rss_mib": peak_rss_mib(),
+            "rss_mib": current_rss_mib(),
+        }
+
+
+def run_one(
+    size: int, releases: int, rep: float, r_th: float, cluster_size: int, data: Path
+) -> dict:
+    records = list(series(size, releases, rep, r_th, cluster_size, data))
+    done = [r for r in records if "refused" not in r]
+    times = [r["publish_seconds"] for r in done]
+    rows = sum(r["rows"] for r in done)
     return {
         "size": size,
         "releases": releases,
-        "publish_seconds": [round(t, 3) for t in times],
-        "median_seconds": round(statistics.median(times), 3),
-        "last_release_seconds": round(times[-1], 3),
-        "last_release_phases": phases[-1],
-        "phases": phases,
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "counterfeit_rate": round(counterfeits / rows, 5),
+        "publish_seconds": times,
+        "median_seconds": round(statistics.median(times), 3) if times else None,
+        "last_release_seconds": times[-1] if times else None,
+        "last_release_phases": done[-1]["phases"] if done else None,
+        "phases": [r["phases"] for r in done],
+        "refused": [
+            {"release": r["release"], "reason": r["refused"]} for r in records if "refused" in r
+        ],
+        "peak_rss_mib": peak_rss_mib(),
+        "counterfeit_rate": round(sum(r["counterfeits"] for r in done) / rows, 5) if rows else None,
     }
+
+
+def run_series(args: argparse.Namespace) -> None:
+    """One series in this process, a JSON line per release appended to ``args.out``."""
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    run = {
+        "label": args.label,
+        "size": args.sizes[0],
+        "releases": args.releases,
+        "rep": args.rep,
+        "r_th": args.r_th,
+    }
+    for record in series(
+        args.sizes[0], args.releases, args.rep, args.r_th, args.cluster_size, args.data
+    ):
+        line = json.dumps({**run, **record})
+        with args.out.open("a") as out:
+            out.write(line + "\n")
+        print(line, file=sys.stderr, flush=True)
 
 
 def main() -> None:
@@ -77,9 +158,17 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--series", action="store_true", help="one series of --releases, a JSON line per release"
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "series_length.jsonl")
+    parser.add_argument("--label", default="", help="names the run in --series' lines")
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"benchmark corpus not found: {args.data}")
+    if args.series:
+        run_series(args)
+        return
     if args.one:
         print(
             json.dumps(

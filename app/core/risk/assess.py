@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from app.core.model import PublishedRelease, Row
 from app.core.risk.likelihood import log_likelihood_ratio
-from app.core.risk.overlap import cluster_cover, overlap_range, release_overlap
+from app.core.risk.overlap import Overlap, cluster_cover, overlap_range, release_overlap
 from app.core.risk.posterior import Evidence, best_ratio
 from app.core.risk.state import ClusterRef, SeriesState
 
@@ -89,19 +89,25 @@ def _choose(lr0: float, lr1: float, code: int) -> float:
 
 
 def cluster_posteriors(
-    state: SeriesState, ref: ClusterRef, only: Iterable[str] | None = None
+    state: SeriesState,
+    ref: ClusterRef,
+    only: Iterable[str] | None = None,
+    cover: list[Overlap] | None = None,
 ) -> dict[Row, dict[str, float]]:
     """β_cluster of each distinct row of a cluster for each private term it holds (formula 12).
 
     For a row whose set the cluster holds more often than the overlap does, the row may be
     inside or outside O; the adversary takes the larger posterior (design.md §4 decision).
-    ``only`` restricts the terms computed.
+    ``only`` restricts the terms computed. ``cover``, when given, must be what
+    :func:`~app.core.risk.overlap.cluster_cover` returns for the cluster as the series stands
+    (a caller that keeps part of it, issue 21 item 1).
     """
     cluster = state.cluster(ref)
     terms = cluster.terms() if only is None else cluster.terms() & set(only)
     if not terms:
         return {}
-    cover = cluster_cover(state, ref)
+    if cover is None:
+        cover = cluster_cover(state, ref)
     n = cluster.n
     # Which overlaps hold each row, and the row's z code there (independent of s).
     membership: dict[Row, list[tuple[int, int]]] = {}

@@ -14,10 +14,20 @@ and why it stays exact:
 - ``N(O)`` of whole releases, which :class:`SeriesState` keeps up to date;
 - per release and term, the patterns over ``r_th``, reused while every input of the term's
   formula 12 is the same (``N(s)``, ``N``, each overlap's ``N(O)`` and range ``[r1, r2]``, the
-  published rate, the set of patterns).
+  published rate, the set of patterns, which carries a version bumped when it changes);
+- per published release and term, the evidence from every release but ``j`` (issue 21 item 1,
+  "cost flat in the series' length"). Of a published release's formula 12 only the factor of
+  its overlap with ``j`` moves while ``j`` is built: the other releases, their totals and
+  overlaps are fixed, and so is each row's z code against them (its *fixed pattern*). That
+  part is summed once per publication per fixed pattern (shared by the terms whose inputs
+  are the same) and a round adds ``j``'s column alone, so a round costs the patterns times the
+  stale terms per release, not that times the number of releases.
 
 The evidence of all patterns of a term is summed as arrays, one other release after the other,
 which is the same sequence of float additions as :class:`~app.core.risk.posterior.Evidence`.
+``j`` is the newest release, the last of every published release's others, so the fixed part
+is the sum's prefix and adding ``j``'s column to it performs the very additions of summing
+every column from scratch.
 A vectorised posterior picks the candidate patterns, with a margin far wider than any rounding;
 the candidates' risk is then computed by :meth:`Evidence.posterior`, the scalar function every
 other path uses, so the rows reported and their risk are exactly those of judging from scratch.
@@ -27,7 +37,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -46,6 +58,10 @@ Pattern = tuple[int, ...]
 #: What a term's evidence is computed from: ``N(s)``, ``N`` of the release, and per other
 #: release ``(N(O), r1, r2)`` (formulas 6, 13, 14), or ``None`` where the range is empty.
 _Inputs = tuple[int, int, tuple[tuple[int, int, int] | None, ...]]
+
+#: Terms of the new release summed together (:meth:`GlobalComposition._over_block`): arrays
+#: of this many terms times the release's patterns.
+_BLOCK = 64
 
 #: Relative margin below the threshold within which a pattern's posterior is still checked
 #: exactly; rounding moves a posterior by about 1e-16 of itself.
@@ -76,12 +92,35 @@ def _pattern(mult: int, row: Row, theirs: list[Counter[Row]]) -> Pattern:
 @dataclass(slots=True)
 class _Term:
     """One term of one release: what its posteriors were computed from, and the patterns over
-    the limit with their serial risk."""
+    the limit with their serial risk. For a published release whose fixed part is kept
+    (:class:`_Fixed`), ``inputs`` holds ``j``'s side only: the others do not move."""
 
     inputs: _Inputs
     rate: float
     patterns: int
     over: list[tuple[Pattern, float]]
+
+
+@dataclass(slots=True)
+class _Fixed:
+    """What of a published release's formula 12 stays while ``j`` is built: its rows' codes
+    against every other release but ``j`` (``j`` is the last column of every pattern), and per
+    term the evidence of those columns (design.md §4, formula 12; issue 21 item 1)."""
+
+    #: Each fixed pattern (a pattern without its last column) and its row in ``codes``.
+    index: dict[Pattern, int]
+    codes: np.ndarray
+    #: ``(totals, N, N(O))`` of every other release but ``j``, in release order.
+    sides: list[tuple[Counter[str], int, int]]
+    #: Per term, the inputs of formula 12 over the fixed releases.
+    inputs: dict[str, _Inputs] = field(default_factory=dict)
+    #: Per such inputs, the highest sum of a fixed pattern without certain evidence against
+    #: s, and whether one holds certain evidence for it: enough to rule a term out without
+    #: its arrays (:meth:`GlobalComposition._ruled_out`).
+    peaks: dict[_Inputs, tuple[float, bool]] = field(default_factory=dict)
+    #: Per such inputs, the evidence of every fixed pattern, kept only for terms some round
+    #: could not rule out: terms whose inputs are equal share it (the same additions).
+    evidence: dict[_Inputs, _Evidences] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -94,12 +133,20 @@ class _Release:
     terms: dict[str, _Term] = field(default_factory=dict)
     #: Bumped when the set of patterns changes; ``codes`` is its matrix (pattern x other).
     version: int = 0
+    #: Set when a pattern may have come or gone (:meth:`GlobalComposition._replay`), so that
+    #: the matrix is compared with the patterns only then, not at every call.
+    moved: bool = True
     listed: list[Pattern] = field(default_factory=list)
     codes: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
-    #: ``totals()`` of a release that does not change (every release but the newest).
-    totals: Counter[str] | None = None
+    #: Per listed pattern, the row of its fixed pattern in ``fixed.codes``.
+    fixed_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    #: The part that stays while ``j`` is built; ``None`` for ``j`` itself.
+    fixed: _Fixed | None = None
 
     def matrix(self) -> tuple[list[Pattern], np.ndarray]:
+        if not self.moved:
+            return self.listed, self.codes
+        self.moved = False
         if len(self.listed) != len(self.patterns) or any(
             p not in self.patterns for p in self.listed
         ):
@@ -107,6 +154,9 @@ class _Release:
             self.codes = np.array(self.listed, dtype=np.int64).reshape(
                 len(self.listed), len(self.others)
             )
+            if self.fixed is not None:
+                index = self.fixed.index
+                self.fixed_rows = np.array([index[p[:-1]] for p in self.listed], dtype=np.intp)
             self.version += 1
         return self.listed, self.codes
 
@@ -123,6 +173,8 @@ class GlobalComposition:
         self._releases: dict[int, _Release] = {}
         self._log_read = len(state.row_log)
         self._new_totals: Counter[str] = Counter()
+        #: ``totals()`` of the releases that do not change (every release but ``j``).
+        self._published_totals: dict[int, Counter[str]] = {}
 
     def refresh(self) -> None:
         """Take in what changed in release ``j`` since the last call."""
@@ -139,11 +191,9 @@ class GlobalComposition:
         release's ``totals()``. Call :meth:`refresh` first after ``j`` changed."""
         release = self.state.releases[k]
         cache = self._release(k)
-        listed, codes = cache.matrix()
-        sides = [
-            (self._totals(other), self.state.releases[other].n, self.state.overlap_size(k, other))
-            for other in cache.others
-        ]
+        listed, _ = cache.matrix()
+        # Where release k keeps a fixed part, j's side is the only input that moves.
+        sides = self._sides(k, cache, None, None)
         totals = self._totals(k)
         stale: list[tuple[str, _Inputs, float]] = []
         for s, n_s in totals.items():
@@ -157,10 +207,28 @@ class GlobalComposition:
                 or term.patterns != cache.version
             ):
                 stale.append((s, inputs, rate))
+        if cache.fixed is not None:
+            self._prepare_fixed(k, cache, [(s, inputs[0]) for s, inputs, _ in stale])
+            # Terms whose rows cannot reach the limit whatever j's side adds need no arrays.
+            judged: list[tuple[str, _Inputs, float]] = []
+            for s, inputs, rate in stale:
+                if self._ruled_out(cache, s, inputs, rate):
+                    cache.terms[s] = _Term(inputs, rate, cache.version, [])
+                else:
+                    judged.append((s, inputs, rate))
+            stale = judged
         # The likelihood ratios of every stale term at once (formulas 13, 14).
         log_likelihood_ratios([key for _, inputs, _ in stale for key in _ratio_keys(inputs)])
-        for s, inputs, rate in stale:
-            over_limit = self._over(inputs, rate, listed, codes)
+        if cache.fixed is None:
+            # Release j: every input moves each round; its terms are summed together.
+            for first in range(0, len(stale), _BLOCK):
+                block = stale[first : first + _BLOCK]
+                for (s, inputs, rate), over_limit in zip(
+                    block, self._over_block(block, listed, cache.codes), strict=True
+                ):
+                    cache.terms[s] = _Term(inputs, rate, cache.version, over_limit)
+        for s, inputs, rate in stale if cache.fixed is not None else ():
+            over_limit = self._over(inputs, rate, listed, self._evidence_of(cache, s, inputs))
             cache.terms[s] = _Term(inputs, rate, cache.version, over_limit)
         over: dict[Pattern, list[tuple[str, float]]] = {}
         for s in totals:
@@ -187,11 +255,12 @@ class GlobalComposition:
 
     def _term_over(self, s: str, c: int, fixed_rate: float | None = None) -> bool:
         """Whether some row of some release is over the limit for s with ``c`` copies of s in
-        release ``j`` (formula 12 over the whole releases, formula 15)."""
+        release ``j`` (formula 12 over the whole releases, formula 15). A published release's
+        evidence from the releases but ``j`` is its fixed part, summed once (:class:`_Fixed`)."""
         new = self.state.releases[self.j]
         for k, release in enumerate(self.state.releases):
             cache = self._release(k)
-            listed, codes = cache.matrix()
+            listed, _ = cache.matrix()
             if not listed:
                 continue
             if k == self.j:
@@ -202,18 +271,32 @@ class GlobalComposition:
                 n_s, rate = self._totals(k).get(s, 0), release.rates.get(s, 0.0)
             if not n_s:
                 continue
-            sides = [
-                (
-                    Counter({s: c}) if other == self.j else self._totals(other),
-                    self.state.releases[other].n,
-                    self.state.overlap_size(k, other),
-                )
-                for other in cache.others
-            ]
-            inputs = _inputs(s, n_s, release.n, sides)
-            if self._over(inputs, rate, listed, codes):
+            inputs = _inputs(s, n_s, release.n, self._sides(k, cache, s, c))
+            if cache.fixed is not None:
+                self._prepare_fixed(k, cache, [(s, n_s)])
+                if self._ruled_out(cache, s, inputs, rate):
+                    continue
+            if self._over(inputs, rate, listed, self._evidence_of(cache, s, inputs)):
                 return True
         return False
+
+    def _sides(
+        self, k: int, cache: _Release, s: str | None, c: int | None
+    ) -> list[tuple[Counter[str], int, int]]:
+        """``(totals, N, N(O))`` of the releases whose side of release ``k``'s formula 12 is
+        an input that can move: ``j``'s alone where ``k`` keeps a fixed part, else every
+        other release's. With ``s`` and ``c``, ``j`` holds ``c`` copies of s."""
+        others = cache.others if cache.fixed is None else [self.j]
+        return [
+            (
+                Counter({s: c})
+                if other == self.j and s is not None and c is not None
+                else self._totals(other),
+                self.state.releases[other].n,
+                self.state.overlap_size(k, other),
+            )
+            for other in others
+        ]
 
     # -- patterns ------------------------------------------------------------------------
 
@@ -221,55 +304,211 @@ class GlobalComposition:
         found = self._releases.get(k)
         if found is None:
             others = [other for other in range(len(self.state.releases)) if other != k]
-            theirs = [self.state.releases[other].row_counts for other in others]
-            pattern_of = {
-                row: _pattern(mult, row, theirs)
-                for row, mult in self.state.releases[k].row_counts.items()
-            }
+            pattern_of = self._patterns(k, others)
             found = _Release(others, pattern_of, Counter(pattern_of.values()))
+            if k != self.j and others and others[-1] == self.j:
+                # Every column but the last (j's) stays while j is built.
+                index: dict[Pattern, int] = {}
+                for pattern in found.patterns:
+                    index.setdefault(pattern[:-1], len(index))
+                codes = np.array(list(index), dtype=np.int64).reshape(len(index), len(others) - 1)
+                sides = [
+                    (
+                        self._totals(other),
+                        self.state.releases[other].n,
+                        self.state.overlap_size(k, other),
+                    )
+                    for other in others[:-1]
+                ]
+                found.fixed = _Fixed(index, codes, sides)
             self._releases[k] = found
         return found
 
+    def _patterns(self, k: int, others: list[int]) -> dict[Row, Pattern]:
+        """The pattern of every row of release ``k``, what :func:`_pattern` gives, found through
+        the index of the releases that hold each row: a row is held by a few releases, so this
+        costs the rows times their holders, not the rows times every release."""
+        releases = self.state.releases
+        column = {other: i for i, other in enumerate(others)}
+        zeros = [0] * len(others)
+        found: dict[Row, Pattern] = {}
+        for row, mult in releases[k].row_counts.items():
+            codes = zeros.copy()
+            for other in {ref[0] for ref in self.state.holders(row)}:
+                if other != k:
+                    m = releases[other].row_counts.get(row, 0)
+                    codes[column[other]] = 0 if m == 0 else 1 if m >= mult else 2
+            found[row] = tuple(codes)
+        return found
+
     def _replay(self) -> None:
-        """Redo the patterns of the rows whose multiplicity in release ``j`` moved."""
+        """Redo the patterns of the rows whose multiplicity in release ``j`` moved: only their
+        last column (``j``'s) where the release keeps a fixed part."""
         log = self.state.row_log
         if self._log_read == len(log):
             return
         rows = {row for k, row in log[self._log_read :] if k == self.j}
         self._log_read = len(log)
+        new_counts = self.state.releases[self.j].row_counts
         for k, cache in self._releases.items():
             counts = self.state.releases[k].row_counts
             for row in rows:
-                old = cache.pattern_of.pop(row, None)
+                old = cache.pattern_of.get(row)
+                new: Pattern | None = None
+                if row in counts:
+                    if old is not None and cache.fixed is not None:
+                        # z_code of the row against j, as _pattern computes it.
+                        mult, m = counts[row], new_counts.get(row, 0)
+                        new = (*old[:-1], 0 if m == 0 else 1 if m >= mult else 2)
+                    else:
+                        theirs = [self.state.releases[other].row_counts for other in cache.others]
+                        new = _pattern(counts[row], row, theirs)
+                if new == old:
+                    continue
                 if old is not None:
+                    del cache.pattern_of[row]
                     cache.patterns[old] -= 1
                     if not cache.patterns[old]:
                         del cache.patterns[old]
-                if row in counts:
-                    theirs = [self.state.releases[other].row_counts for other in cache.others]
-                    new = _pattern(counts[row], row, theirs)
+                        cache.moved = True
+                if new is not None:
                     cache.pattern_of[row] = new
+                    if not cache.patterns[new]:
+                        cache.moved = True
                     cache.patterns[new] += 1
 
     def _totals(self, k: int) -> Counter[str]:
         if k == self.j:
             return self._new_totals
-        cache = self._release(k)
-        if cache.totals is None:
-            cache.totals = self.state.releases[k].totals()
-        return cache.totals
+        found = self._published_totals.get(k)
+        if found is None:
+            found = self._published_totals[k] = self.state.releases[k].totals()
+        return found
 
     # -- formula 12 per term -------------------------------------------------------------
 
+    def _prepare_fixed(self, k: int, cache: _Release, terms: list[tuple[str, int]]) -> None:
+        """The fixed part's peak (:attr:`_Fixed.peaks`) of each of ``terms`` (``(s, N(s))`` of
+        release ``k``) not summed yet in this publication, their likelihood ratios computed
+        at once; the arrays are summed again for a term that a round cannot rule out."""
+        fixed = cache.fixed
+        assert fixed is not None
+        n = self.state.releases[k].n
+        missing: list[_Inputs] = []
+        for s, n_s in terms:
+            if s in fixed.inputs:
+                continue
+            inputs = _inputs(s, n_s, n, fixed.sides)
+            fixed.inputs[s] = inputs
+            if inputs not in fixed.peaks:
+                missing.append(inputs)
+        if not missing:
+            return
+        log_likelihood_ratios([key for inputs in missing for key in _ratio_keys(inputs)])
+        for inputs in missing:
+            if inputs not in fixed.peaks:
+                fixed.peaks[inputs] = _peak(_evidence(*inputs, fixed.codes))
+
+    def _ruled_out(self, cache: _Release, s: str, inputs: _Inputs, rate: float) -> bool:
+        """Whether no pattern of a published release can be a candidate of
+        :func:`_candidates` for the term, from the fixed part's peak and ``j``'s side
+        (``inputs``) alone; exact, as the float sums only grow with what is added: a pattern's
+        sum is the fixed sum plus one of j's log ratios (+0.0 where it is not finite, none
+        where it is -inf), both at most the peak and the largest ratio."""
+        fixed = cache.fixed
+        assert fixed is not None
+        peak, certain = fixed.peaks[fixed.inputs[s]]
+        n_s, n, (side,) = inputs
+        alpha = min(n_s / n, 1.0)
+        if alpha <= 0.0:
+            return True
+        bound = self.limit * rate
+        if alpha >= 1.0 or bound <= 0.0 or certain:
+            return False
+        top = peak
+        if side is not None:
+            o, r1, r2 = side
+            lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
+            lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
+            options = (lr0, lr1, best_ratio((lr0, lr1)))
+            if math.inf in options:
+                return False
+            top = peak + max(v if math.isfinite(v) else 0.0 for v in options)
+        b = min(bound * (1 - _MARGIN), 1 - _MARGIN)
+        line = math.log(b) - math.log1p(-b)
+        return not math.log(alpha) - math.log1p(-alpha) + top > line
+
+    def _evidence_of(self, cache: _Release, s: str, inputs: _Inputs) -> Callable[[], _Evidences]:
+        """The evidence of every listed pattern of a release for the term: summed over every
+        side, or the fixed part's sums with ``j``'s column added (the same additions)."""
+        fixed = cache.fixed
+        if fixed is None:
+            return lambda: _evidence(*inputs, cache.codes)
+        key = fixed.inputs[s]
+
+        def extended() -> _Evidences:
+            part = fixed.evidence.get(key)
+            if part is None:
+                part = fixed.evidence[key] = _compact(_evidence(*key, fixed.codes))
+            return _extend(part, cache.fixed_rows, inputs, cache.codes[:, -1])
+
+        return extended
+
+    def _over_block(
+        self, block: list[tuple[str, _Inputs, float]], listed: list[Pattern], codes: np.ndarray
+    ) -> list[list[tuple[Pattern, float]]]:
+        """:meth:`_over` of several terms of one release at once: per other release, the
+        chosen log ratio of every (term, pattern) added to the sums, the very additions
+        :func:`_evidence` makes per term (a side that says nothing of a term adds 0.0, which
+        leaves its sums as they are)."""
+        if not listed:
+            return [[] for _ in block]
+        sides = codes.shape[1]
+        values = np.zeros((len(block), sides, 3), dtype=np.float64)
+        for t, (_, (n_s, n, ranges), _) in enumerate(block):
+            for i, side in enumerate(ranges):
+                if side is not None:
+                    o, r1, r2 = side
+                    lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
+                    lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
+                    values[t, i] = (lr0, lr1, best_ratio((lr0, lr1)))
+        shape = (len(block), len(listed))
+        certain_for = np.zeros(shape, dtype=np.int64)
+        certain_against = np.zeros(shape, dtype=np.int64)
+        total = np.zeros(shape, dtype=np.float64)
+        for i in range(sides):
+            column = values[:, i, :]
+            chosen = column[:, codes[:, i]]
+            if np.isfinite(column).all():
+                # Nothing certain nor impossible: the where below would return chosen.
+                total = total + chosen
+                continue
+            certain_for += chosen == math.inf
+            certain_against += chosen == -math.inf
+            total = total + np.where(np.isfinite(chosen), chosen, 0.0)
+        return [
+            self._over(
+                inputs,
+                rate,
+                listed,
+                partial(_Evidences, certain_for[t], certain_against[t], total[t]),
+            )
+            for t, (_, inputs, rate) in enumerate(block)
+        ]
+
     def _over(
-        self, inputs: _Inputs, rate: float, listed: list[Pattern], codes: np.ndarray
+        self,
+        inputs: _Inputs,
+        rate: float,
+        listed: list[Pattern],
+        evidence_of: Callable[[], _Evidences],
     ) -> list[tuple[Pattern, float]]:
         """The patterns whose serial risk for the term exceeds the limit, with that risk."""
-        n_s, n, ranges = inputs
+        n_s, n, _ = inputs
         alpha = min(n_s / n, 1.0)
         if alpha <= 0.0 or not listed:
             return []
-        evidence = _evidence(n_s, n, ranges, codes)
+        evidence = evidence_of()
         over: list[tuple[Pattern, float]] = []
         for p in _candidates(evidence, alpha, self.limit * rate):
             risk = serial_risk(evidence.at(p).posterior(alpha), rate)
@@ -321,11 +560,59 @@ def _evidence(
         o, r1, r2 = side
         lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
         lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
-        chosen = np.array([lr0, lr1, best_ratio((lr0, lr1))])[codes[:, i]]
+        options = (lr0, lr1, best_ratio((lr0, lr1)))
+        chosen = np.array(options)[codes[:, i]]
+        if all(math.isfinite(v) for v in options):
+            # Nothing certain nor impossible: the where below would return chosen.
+            total = total + chosen
+            continue
         certain_for += chosen == math.inf
         certain_against += chosen == -math.inf
         # Adding 0.0 leaves a sum as it is: the same additions as skipping the value.
         total = total + np.where(np.isfinite(chosen), chosen, 0.0)
+    return _Evidences(certain_for, certain_against, total)
+
+
+def _peak(evidence: _Evidences) -> tuple[float, bool]:
+    """The highest sum among patterns without certain evidence against s (``-inf`` when there
+    is none), and whether one of them holds certain evidence for s."""
+    possible = evidence.certain_against == 0
+    if not possible.any():
+        return -math.inf, False
+    return float(evidence.total[possible].max()), bool((evidence.certain_for[possible] > 0).any())
+
+
+def _compact(evidence: _Evidences) -> _Evidences:
+    """Evidence kept for a whole publication in less memory: counts of certain evidence are at
+    most the number of releases."""
+    return _Evidences(
+        evidence.certain_for.astype(np.int32),
+        evidence.certain_against.astype(np.int32),
+        evidence.total,
+    )
+
+
+def _extend(part: _Evidences, rows: np.ndarray, inputs: _Inputs, last: np.ndarray) -> _Evidences:
+    """The evidence of patterns whose fixed pattern's evidence is ``part`` (at ``rows``) and
+    whose code against ``j`` is ``last``, ``inputs`` holding ``j``'s side alone: the fixed
+    sums, then ``j``'s log ratio added last, as :func:`_evidence` adds it."""
+    certain_for = part.certain_for[rows].astype(np.int64)
+    certain_against = part.certain_against[rows].astype(np.int64)
+    total = part.total[rows]
+    n_s, n, (side,) = inputs
+    if side is not None:
+        o, r1, r2 = side
+        lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
+        lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
+        options = (lr0, lr1, best_ratio((lr0, lr1)))
+        chosen = np.array(options)[last]
+        if all(math.isfinite(v) for v in options):
+            # Nothing certain nor impossible: the where below would return chosen.
+            total = total + chosen
+        else:
+            certain_for += chosen == math.inf
+            certain_against += chosen == -math.inf
+            total = total + np.where(np.isfinite(chosen), chosen, 0.0)
     return _Evidences(certain_for, certain_against, total)
 
 

@@ -10,7 +10,10 @@ whose risk that can move:
   ``N(s, C_c)``, ``N(s, C_ol)``) or the release's population rates did;
 - the cluster composition of a published cluster ``C*`` depends on the clusters of ``j`` it
   overlaps: recomputed when one of them changed, or when a row added to a cluster of ``j``
-  makes (or a row taken back ends) an overlap with it. As before, only published clusters with
+  makes (or a row taken back ends) an overlap with it, unless what formula 12 reads of them is
+  as it was (each overlap's rows and, per term of ``C*``, its range ``[r1, r2]``, formula 6:
+  a row added to a cluster of ``j`` mostly leaves them so; issue 21 item 1, the cover of a
+  published cluster spans every release). As before, only published clusters with
   an unsafe overlap with ``j`` are judged (Lemma 3: a safe overlap has likelihood ratio 1, and
   the rest was verified when those clusters were published);
 - the global composition of every release depends on ``j`` as a whole: recomputed whenever
@@ -31,13 +34,20 @@ from dataclasses import dataclass
 from app.core.model import Row
 from app.core.risk.assess import cluster_posteriors, serial_risk
 from app.core.risk.composition import GlobalComposition
-from app.core.risk.overlap import cluster_cover, s_range
+from app.core.risk.overlap import Overlap, cluster_cover, overlap_range, s_range
 from app.core.risk.state import ClusterRef, ClusterState, SeriesState
 
 __all__ = ["ClusterPosteriors", "SeriesRisk", "Violation", "unsafe_overlap"]
 
 #: ``(cluster, row, term, serial risk, composition)``: a row over ``r_th`` for a term.
 Violation = tuple[ClusterRef, Row, str, float, str]
+
+#: What a published cluster's formula 12 reads of release ``j``: per overlap with a cluster of
+#: ``j``, that cluster, the common rows and the range (formula 6) of each term of the published
+#: cluster, in its sorted order.
+_Reading = tuple[
+    tuple[ClusterRef, tuple[tuple[Row, int], ...], tuple[tuple[int, int] | None, ...]], ...
+]
 
 
 @dataclass(slots=True)
@@ -151,6 +161,10 @@ class SeriesRisk:
         self._own: dict[int, list[Violation]] = {}
         #: Published clusters with an unsafe overlap with ``j``, and their rows over ``r_th``.
         self._unsafe: dict[ClusterRef, list[Violation]] = {}
+        #: Per published cluster judged: what it read of ``j`` then, and its rows over r_th.
+        self._read: dict[ClusterRef, tuple[_Reading, list[Violation]]] = {}
+        #: Per published cluster judged: its overlaps with the other published clusters.
+        self._fixed_cover: dict[ClusterRef, list[Overlap]] = {}
         self._global = GlobalComposition(state, j, self._limit)
         self.posteriors = posteriors if posteriors is not None else ClusterPosteriors(state, j)
 
@@ -180,9 +194,44 @@ class SeriesRisk:
             self._linked[c] = _Seen.of(cluster)
         for ref in affected:
             if self._unsafe_by.get(ref):
-                self._unsafe[ref] = self._cluster_violations(ref)
+                self._unsafe[ref] = self._published_violations(ref)
             else:
                 self._unsafe.pop(ref, None)
+
+    def _published_violations(self, ref: ClusterRef) -> list[Violation]:
+        """:meth:`_cluster_violations` of a published cluster, reused while what it reads of
+        release ``j`` is the same: every other input of its formula 12 is published, so equal
+        readings give the very same posteriors."""
+        with_new = cluster_cover(self.state, ref, releases=(self.j,))
+        reading = self._reading(ref, with_new)
+        found = self._read.get(ref)
+        if found is not None and found[0] == reading:
+            return found[1]
+        # Its cover: the overlaps with published clusters, which stay while j is built (kept
+        # for the publication), then those with j's (j is the newest release, so they sort
+        # last): the list cluster_cover gives, without looking every row's holders up again.
+        fixed = self._fixed_cover.get(ref)
+        if fixed is None:
+            fixed = self._fixed_cover[ref] = cluster_cover(self.state, ref, releases=range(self.j))
+        violations = self._cluster_violations(ref, fixed + with_new)
+        self._read[ref] = (reading, violations)
+        return violations
+
+    def _reading(self, ref: ClusterRef, with_new: list[Overlap]) -> _Reading:
+        """What :func:`cluster_posteriors` of published cluster ``ref`` reads of release ``j``
+        through its overlaps with ``j``'s clusters (``with_new``): the overlaps (rows, hence
+        ``N(O)`` and the rows' z codes) and their ranges per term."""
+        cluster = self.state.cluster(ref)
+        terms = sorted(cluster.terms())
+        parts = []
+        for overlap in with_new:
+            other = self.state.cluster(overlap.other)
+            ranges = tuple(
+                overlap_range(cluster.n_s(s), cluster.n, other.n_s(s), other.n, overlap.size)
+                for s in terms
+            )
+            parts.append((overlap.other, tuple(sorted(overlap.rows.items())), ranges))
+        return tuple(parts)
 
     def _overlaps_of(
         self, c: int, cluster: ClusterState
@@ -221,11 +270,15 @@ class SeriesRisk:
                 self._own[c] = self._cluster_violations((self.j, c))
                 self._judged[c] = _Seen.of(cluster)
 
-    def _cluster_violations(self, ref: ClusterRef) -> list[Violation]:
+    def _cluster_violations(
+        self, ref: ClusterRef, cover: list[Overlap] | None = None
+    ) -> list[Violation]:
         rates = self.state.releases[ref[0]].rates
         found: list[Violation] = []
         posteriors = (
-            self.posteriors(ref[1]) if ref[0] == self.j else cluster_posteriors(self.state, ref)
+            self.posteriors(ref[1])
+            if ref[0] == self.j
+            else cluster_posteriors(self.state, ref, cover=cover)
         )
         for row, betas in posteriors.items():
             for s, beta in betas.items():
