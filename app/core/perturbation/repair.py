@@ -10,6 +10,7 @@ BP's rule (Lemma 4) applied to the pair at fault.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from app.core.errors import PublicationFailed
@@ -176,6 +177,9 @@ class Repairer:
                 "hint": hint,
                 "terms": terms,
                 "kept_in_bag": held,
+                # Rows over r_th per composition ("cluster", "global"): the escalation skips
+                # coarser clusters when only the global composition is left (design.md §5.5).
+                "compositions": dict(sorted(Counter(v[4] for v in found).items())),
                 "worst": [
                     {
                         "release_no": self.state.releases[ref[0]].release_no,

@@ -374,7 +374,12 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
     row of every release, design.md §4's full adversary), with
 
     1. coarser clusters: every 2, 4, 8, ... neighbouring clusters joined (:func:`coarsen`),
-       up to one cluster for the whole release; the first that publishes is kept;
+       up to one cluster for the whole release; the first that publishes is kept. Skipped
+       when every row the repair left over r_th is over through the global composition:
+       that takes each whole release as one cluster, so no clustering of the release
+       changes it (its rows and copies are the release's, whatever the clusters), and on a
+       release of 20,000 rows the levels cost a full build each (issue 21: 11 levels, twice
+       each, 30-45 s a build);
     2. then suppression beyond the budget (the repair's own rule: the terms at fault with
        the fewest copies first, in the extreme every copy of a term), from the release's own
        clusters to one cluster, the finest that publishes kept.
@@ -388,7 +393,18 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
     steps: list[dict[str, object]] = [_step("repair_and_budget", 1, clusters, refused)]
     merges: list[int] = []
     merge = 2
-    while clusters > 1:
+    kinds = refused.details.get("compositions")
+    global_only = isinstance(kinds, Mapping) and set(kinds) == {"global"}
+    if global_only:
+        steps.append(
+            {
+                "step": "coarser_clusters",
+                "published": False,
+                "skipped": "every row over r_th is over through the global composition, "
+                "which no clustering of the release changes",
+            }
+        )
+    while clusters > 1 and not global_only:
         merges.append(merge)
         if merge >= clusters:
             break
@@ -449,6 +465,7 @@ def _step(step: str, merge: int, clusters: int, failed: PublicationFailed) -> di
         "clusters": clusters,
         "published": False,
         "rows_over_threshold": failed.details.get("rows_over_threshold"),
+        "compositions": failed.details.get("compositions", {}),
         "terms": failed.details.get("terms", []),
         "suppressed": _per_term(failed.details.get("suppressed")),
     }

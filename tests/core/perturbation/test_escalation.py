@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
-from app.core.model import Publication
+from app.core.model import Publication, ReleaseLedger, release_from_counts
 from app.core.params import parse_params
-from app.core.perturbation.sanony import coarsen
+from app.core.perturbation.sanony import _escalate, coarsen
 from app.core.pipeline import publish
 from app.io.public import release_header
 from tests.core.perturbation.test_soundness_properties import _rising_term_series, fixed_hard_series
@@ -108,9 +108,11 @@ def test_the_report_says_how_far_it_escalated() -> None:
     assert steps[0]["step"] == "repair_and_budget" and not steps[0]["published"]
     assert steps[0]["rows_over_threshold"] > 0
     assert steps[0]["terms"] == ["X"] and steps[0]["suppressed"] == {}
-    coarser = [s for s in steps if s["step"] == "coarser_clusters"]
-    assert [s["merge"] for s in coarser] == [2, 4, 8, 16]
-    assert coarser[-1]["clusters"] == 1
+    # Only the global composition is left over r_th (X rises across whole releases), which no
+    # clustering changes: the coarser levels are skipped, with the reason.
+    assert steps[0]["compositions"] == {"global": steps[0]["rows_over_threshold"]}
+    (coarser,) = [s for s in steps if s["step"] == "coarser_clusters"]
+    assert not coarser["published"] and "global composition" in coarser["skipped"]
     assert steps[-1] == {
         "step": "suppression_beyond_budget",
         "merge": 1,
@@ -163,3 +165,39 @@ def test_coarsen_joins_whole_clusters_of_similar_sets() -> None:
     assert coarsen(partition, rows, 4) == [[0, 2, 1, 3, 4]]
     assert coarsen(partition, rows, 100) == [[0, 2, 1, 3, 4]]
     assert coarsen(partition, rows, 1) == [[0], [2], [1], [3, 4]]
+
+
+def _fake_refusal(compositions: dict[str, int]) -> PublicationFailed:
+    return PublicationFailed(
+        "rows over",
+        {
+            "clusters": 8,
+            "rows_over_threshold": sum(compositions.values()),
+            "compositions": compositions,
+            "terms": ["X"],
+            "suppressed": {},
+        },
+    )
+
+
+def _ladder(compositions: dict[str, int]) -> list[tuple[int, bool]]:
+    """The builds the escalation asks for, when every one but suppression at merge 1 fails."""
+    asked: list[tuple[int, bool]] = []
+
+    def build(merge: int, beyond: bool) -> Publication:
+        asked.append((merge, beyond))
+        if (merge, beyond) != (1, True):
+            raise _fake_refusal(compositions)
+        return Publication(release_from_counts(1, [], {}, {}), ReleaseLedger([]), {})
+
+    _escalate(build, _fake_refusal(compositions))
+    return asked
+
+
+def test_coarser_clusters_are_tried_while_a_cluster_composition_is_over() -> None:
+    assert _ladder({"cluster": 2, "global": 1}) == [(2, False), (4, False), (8, False), (1, True)]
+    assert _ladder({"cluster": 1}) == [(2, False), (4, False), (8, False), (1, True)]
+
+
+def test_a_release_over_only_through_the_global_composition_skips_them() -> None:
+    assert _ladder({"global": 3}) == [(1, True)]
