@@ -1,7 +1,8 @@
 """The layers (issue 22 items 1 and 2; README, "How it works"): the pure core imports nothing of
 ``app`` outside itself; nothing below the API imports it; the services reach the job worker
 (``app/jobs/``) only through its face, :func:`app.jobs.submit`, which imports no service; and
-no import circle passes through the services or the jobs."""
+no import circle passes through the services or the jobs, nor anywhere in ``app`` among the
+imports a module runs or types with."""
 
 from __future__ import annotations
 
@@ -25,12 +26,19 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported(path: Path) -> list[tuple[int, str]]:
-    """Every module an import in ``path`` names, at any depth (functions, TYPE_CHECKING)."""
+def _imported(path: Path, top_level: bool = False) -> list[tuple[int, str]]:
+    """Every module an import in ``path`` names, at any depth (functions, TYPE_CHECKING), or
+    with ``top_level`` only those a module runs or types with: its body, ``if`` and ``try``
+    blocks (``TYPE_CHECKING`` included), not function bodies."""
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    return _imports_in(ast.parse(path.read_text(), str(path)), package, top_level)
+
+
+def _imports_in(tree: ast.Module, package: str, top_level: bool) -> list[tuple[int, str]]:
+    nodes = _module_level(tree.body) if top_level else ast.walk(tree)
     names: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in nodes:
         if isinstance(node, ast.Import):
             names += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -43,6 +51,19 @@ def _imported(path: Path) -> list[tuple[int, str]]:
             # ``from app.jobs import audit`` imports the module app.jobs.audit too.
             names += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
     return names
+
+
+def _module_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements a module runs on import, ``if`` and ``try`` blocks opened."""
+    found: list[ast.stmt] = []
+    for node in body:
+        if isinstance(node, ast.If):
+            found += _module_level(node.body) + _module_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            found += _module_level(node.body)
+        else:
+            found.append(node)
+    return found
 
 
 def _outside_core(name: str) -> bool:
@@ -190,6 +211,23 @@ def test_no_circle_passes_through_the_services_or_the_jobs() -> None:
 
 def test_a_circle_is_seen() -> None:
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_app_has_no_module_level_import_circle() -> None:
+    """Issue 22 item 1: no circle anywhere in ``app`` among the imports a module runs or types
+    with, ``TYPE_CHECKING`` ones included (function-level imports are ruled on above)."""
+    graph = {
+        module: {name for _, name in _imported(path, top_level=True) if name in _MODULES} - {module}
+        for module, path in _MODULES.items()
+    }
+    assert _circles(graph) == []
+
+
+def test_a_type_only_import_is_module_level() -> None:
+    source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from app.a import A\n"
+    inside = "def f():\n    from app.b import B\n"
+    assert "app.a" in [n for _, n in _imports_in(ast.parse(source), "app", top_level=True)]
+    assert _imports_in(ast.parse(inside), "app", top_level=True) == []
 
 
 def test_no_service_imports_the_runtime() -> None:
