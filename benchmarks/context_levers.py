@@ -35,11 +35,9 @@ from typing import Any
 from app.core.segen import choose_private_terms, segen
 from app.io.corpora import corpora_dir
 from app.io.corpus import read_corpus
+from benchmarks.auditor import DISTORTION, JUDGE
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 DATA = corpora_dir()
-JUDGE = SHARED / "auditor" / "judge.py"
-DISTORTION = SHARED / "auditor" / "distortion.py"
 RESULTS = Path(__file__).resolve().parent / "results"
 INSIDE_TARGET = 0.8
 PAIR_TARGET = 1.1

@@ -31,12 +31,12 @@ from app.core.model import Transaction
 from app.core.params import parse_params
 from app.core.pipeline import publish
 from app.core.segen import choose_private_terms, segen
+from app.io.corpora import corpora_dir
 from app.io.corpus import read_corpus
 from app.io.public import release_document
+from benchmarks.auditor import JUDGE
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-DATA = SHARED / "data"
-JUDGE = SHARED / "auditor" / "judge.py"
+DATA = corpora_dir()
 
 
 def cases() -> list[dict[str, Any]]:

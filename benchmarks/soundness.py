@@ -34,10 +34,9 @@ from app.core.segen import choose_private_terms, segen
 from app.io.corpora import corpora_dir
 from app.io.corpus import read_corpus
 from app.io.public import release_document
+from benchmarks.auditor import JUDGE
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 DATA = corpora_dir()
-JUDGE = SHARED / "auditor" / "judge.py"
 SIZES = {1: 59_602, 2: 77_512}  # transactions in BMS-WebView-1 and -2
 
 

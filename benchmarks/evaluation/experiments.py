@@ -30,6 +30,7 @@ from app.core.segen import choose_private_terms, segen
 from app.core.variants.inv import signatures_update
 from app.core.variants.wong import statistics_update
 from app.io.public import release_document
+from benchmarks.auditor import JUDGE
 from benchmarks.evaluation.config import (
     CorpusSource,
     Setting,
@@ -109,7 +110,6 @@ def _remember(history: SeriesHistory, publication: Publication) -> None:
 
 
 #: The auditors' reference judge, beside the repository (never copied into it).
-JUDGE = Path(__file__).resolve().parents[3] / "shared" / "auditor" / "judge.py"
 
 
 def _release_record(

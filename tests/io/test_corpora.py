@@ -42,9 +42,11 @@ def test_a_missing_corpus_names_where_it_was_looked_for_and_the_setting(
     assert str(tmp_path / BMS_WEBVIEW_1) in reason and corpora.ENV_VAR in reason
 
 
-#: A machine path to the corpora, or another way of configuring them.
+#: A machine path to the corpora or to the shared folder beside the checkout (the auditors'
+#: tools have their own setting, ``benchmarks/auditor.py``), or another way of configuring
+#: them. ``SHARED / "data"`` in a benchmark slipped past the first version of this pattern.
 _OWN_PATH = re.compile(
-    r"shared/data|\"shared\"\s*/\s*\"data\"|SERIALPUB_(BENCH_DATA|CORPUS_DIR)\b"
+    r"shared/data|\"shared\"\s*/|/\s*\"data\"|SERIALPUB_(BENCH_DATA|CORPUS_DIR)\b"
     r"|environ[^\n]*SERIALPUB_CORPORA_DIR"
 )
 
