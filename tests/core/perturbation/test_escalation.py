@@ -158,6 +158,18 @@ def test_a_release_no_step_makes_safe_is_still_refused() -> None:
     assert "did not make it safe either" in failed.value.message
 
 
+def test_a_pinned_cluster_gets_s_counterfeits_and_the_series_publishes() -> None:
+    """Hard series 26 with no budget at all: a cluster of the new release needs its copies
+    of a term for a published row and its own rows are over through published clusters that
+    certify copies in its overlaps. Diluting it with s̄-counterfeits only raised formula 12's
+    ratio and the series was refused after every escalation step; s-counterfeits serve both
+    sides (design.md §5.5, "pinned") and every release publishes, judged by the oracle after
+    each (``_publish_series``)."""
+    series, _ = fixed_hard_series(26)
+    publications = _publish_series(series, **NO_BUDGET)
+    assert len(publications) == len(series.corpora)
+
+
 def test_coarsen_joins_whole_clusters_of_similar_sets() -> None:
     rows = [("a",), ("b",), ("a", "b"), ("c",), ("c",)]
     partition = [[0], [1], [2], [3, 4]]
