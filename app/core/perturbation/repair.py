@@ -292,24 +292,38 @@ class Repairer:
             done.add(key)
             if ref[0] == self.j:
                 # A pinned cluster (a published row needs its copies of s, and suppressing
-                # them undid that mend) gets s-counterfeits, which serve both sides: its rows
-                # are over because published clusters wholly inside its overlaps certify
-                # copies there (r1 >= 1, formula 6), and formula 12's ratio for them is
-                # about (r1 / N(O)) / (N(s, C) / N(C)). An s̄-counterfeit raises N(C) and
+                # them undid that mend) whose overlaps hold published clusters certifying
+                # copies there (r1 >= 1, formula 6, :meth:`_certified`) gets s-counterfeits,
+                # which serve both sides: formula 12's ratio for its rows in such an overlap
+                # is about (r1 / N(O)) / (N(s, C) / N(C)). An s̄-counterfeit raises N(C) and
                 # the ratio; an s-counterfeit lowers it, and only widens the published
                 # clusters' ranges. Release 14 of the 20,000-row BMS-WebView-2 series
                 # (issue 21): a cluster of 111 rows, 100 of them one set, 1 copy left of a
                 # term the 13 earlier releases certify in its overlaps (β = 0.99, risk 29.8),
                 # was refused after 83 rounds of s̄-counterfeits and every escalation step
                 # tried; with s-counterfeits it publishes at the first build.
-                copies = {s: 1} if self._is_pinned(violation) else {}
-                self.perturber.add(ref[1], 1, copies, "fp2")
+                certified = self._is_pinned(violation) and self._certified(ref, s)
+                self.perturber.add(ref[1], 1, {s: 1} if certified else {}, "fp2")
             elif kind == "cluster":
                 self._mend_published_cluster(ref, s)
             else:
                 self._mend_published_release(ref[0], s)
             added += 1
         return added
+
+    def _certified(self, ref: ClusterRef, s: str) -> bool:
+        """Whether a published cluster certifies copies of s in its overlap with cluster
+        ``ref`` of the new release (its range's lower end r1 >= 1, formula 6: it lies so far
+        inside the overlap that some of its copies must be there). Only then does an
+        s-counterfeit lower the ratio of ``ref``'s rows; otherwise it raises their posterior
+        with the cluster's share of s, and dilution is the remedy (release 13 of the same
+        series: s-counterfeits on a pinned cluster without such an overlap took its rows to
+        risk 96)."""
+        for overlap in cluster_cover(self.state, ref):
+            old = self.state.cluster(overlap.other)
+            if s_range(old.n_s(s), old.n, overlap.size)[0] >= 1:
+                return True
+        return False
 
     def _mend_published_cluster(self, ref: ClusterRef, s: str) -> None:
         old = self.state.cluster(ref)

@@ -161,7 +161,7 @@ def test_a_release_no_step_makes_safe_is_still_refused() -> None:
 def test_a_pinned_cluster_gets_s_counterfeits_and_the_series_publishes() -> None:
     """Hard series 26 with no budget at all: a cluster of the new release needs its copies
     of a term for a published row and its own rows are over through published clusters that
-    certify copies in its overlaps. Diluting it with s̄-counterfeits only raised formula 12's
+    certify copies in its overlaps (``Repairer._certified``). Diluting it with s̄-counterfeits only raised formula 12's
     ratio and the series was refused after every escalation step; s-counterfeits serve both
     sides (design.md §5.5, "pinned") and every release publishes, judged by the oracle after
     each (``_publish_series``)."""
