@@ -113,6 +113,8 @@ def escalation_warning(escalation: object) -> dict[str, str] | None:
     step = last.get("step", "") if isinstance(last, Mapping) else ""
     before, after = escalation.get("clusters_before"), escalation.get("clusters_after")
     what = f"clusters {before} -> {after}"
+    if step == "certified_counterfeits":
+        what += "; counterfeit rows carrying a private term where published clusters certify it"
     if copies:
         what += f"; {copies} private copies suppressed beyond the budget ({terms})"
     return {

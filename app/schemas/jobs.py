@@ -88,7 +88,8 @@ class JobOut(BaseModel):
         "the release made private a term earlier releases printed in clear; "
         "disclosing_population_rate: a private term's published population rate is 0.5 or "
         "more, so the rate alone discloses it; escalated: the repair and the suppression "
-        "budget were not enough and the release was published with coarser clusters or "
+        "budget were not enough and the release was published with counterfeits carrying "
+        "a private term where published clusters certify it, coarser clusters or "
         "suppression beyond the budget, params.on_infeasible, report.escalation)",
     )
     suppressed: dict[str, int] | None = Field(

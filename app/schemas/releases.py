@@ -220,7 +220,8 @@ class PublishResult(BaseModel):
         "or more (term, rate: whoever knows a person is in the snapshot learns they have it "
         "with that probability, whatever r_th; a one-line snapshot prints rate 1), and "
         "escalated when the release was published only by escalating (step: "
-        "coarser_clusters or suppression_beyond_budget; params.on_infeasible)",
+        "certified_counterfeits, coarser_clusters or suppression_beyond_budget; "
+        "params.on_infeasible)",
         examples=[
             [
                 {

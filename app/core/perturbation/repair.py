@@ -63,6 +63,7 @@ class Repairer:
         *,
         least_lift: bool = True,
         beyond_budget: bool = False,
+        raise_certified: bool = False,
     ) -> None:
         """``explain_kept``: for the terms ``keep_in_bag`` holds that a refusal leaves over
         r_th, the change of parameters that lets them leave the bag and a note, or ``None``
@@ -87,12 +88,17 @@ class Repairer:
         #: ``_UNDONE`` times, it is undoing that mend and the two would alternate for ever
         #: (seen at 1M rows: one copy added, one suppressed, every two rounds, until the round
         #: limit refused the release with most of its budget left); from then on the
-        #: cluster's own rows get s-counterfeits instead (:meth:`_mend`).
+        #: cluster's own rows are diluted with s̄-counterfeits instead, or given
+        #: s-counterfeits with ``raise_certified`` (:meth:`_mend`).
         self._raised: dict[str, set[int]] = {}
         self.explain_kept: ExplainKept = explain_kept or _kept_by_the_bag
         #: Mend the global composition with the least lift of a term at once
         #: (:meth:`_lift_globally`); off, one copy a round as before issue 19.
         self.least_lift = least_lift
+        #: Give a pinned cluster that a published cluster certifies copies in s-counterfeits
+        #: rather than s̄ ones (:meth:`_mend`): an escalation step, not the default, since on
+        #: the fixed hard series it publishes one the default refuses and refuses another.
+        self.raise_certified = raise_certified
 
     def violations(self) -> list[Violation]:
         """Rows over ``r_th``: the new release in full; published releases where they changed.
@@ -291,18 +297,21 @@ class Repairer:
                 continue
             done.add(key)
             if ref[0] == self.j:
-                # A pinned cluster (a published row needs its copies of s, and suppressing
-                # them undid that mend) whose overlaps hold published clusters certifying
-                # copies there (r1 >= 1, formula 6, :meth:`_certified`) gets s-counterfeits,
-                # which serve both sides: formula 12's ratio for its rows in such an overlap
-                # is about (r1 / N(O)) / (N(s, C) / N(C)). An s̄-counterfeit raises N(C) and
+                # With raise_certified (the escalation's first step), a pinned cluster (a
+                # published row needs its copies of s, and suppressing them undid that mend)
+                # whose overlaps hold published clusters certifying copies there (r1 >= 1,
+                # formula 6, :meth:`_certified`) gets s-counterfeits, which serve both sides:
+                # formula 12's ratio for its rows in such an overlap is about
+                # (r1 / N(O)) / (N(s, C) / N(C)). An s̄-counterfeit raises N(C) and
                 # the ratio; an s-counterfeit lowers it, and only widens the published
                 # clusters' ranges. Release 14 of the 20,000-row BMS-WebView-2 series
                 # (issue 21): a cluster of 111 rows, 100 of them one set, 1 copy left of a
                 # term the 13 earlier releases certify in its overlaps (β = 0.99, risk 29.8),
                 # was refused after 83 rounds of s̄-counterfeits and every escalation step
-                # tried; with s-counterfeits it publishes at the first build.
-                certified = self._is_pinned(violation) and self._certified(ref, s)
+                # tried; with s-counterfeits it publishes.
+                certified = (
+                    self.raise_certified and self._is_pinned(violation) and self._certified(ref, s)
+                )
                 self.perturber.add(ref[1], 1, {s: 1} if certified else {}, "fp2")
             elif kind == "cluster":
                 self._mend_published_cluster(ref, s)

@@ -25,6 +25,9 @@ from tests.oracle.serial_risk import violations
 
 #: No suppression budget at all.
 NO_BUDGET = {"max_suppression": 0.0, "suppression_floor": 0}
+#: The last step of a ladder that did not publish: with certified counterfeits where a cluster
+#: composition is over, else suppression beyond the budget.
+LAST_STEPS = {"certified_counterfeits_beyond_budget", "suppression_beyond_budget"}
 #: The rising term of ``_rising_term_series`` with no budget and two repair rounds (more
 #: dilute it with counterfeits): only suppression beyond the budget mends it.
 RISING = {**NO_BUDGET, "max_repair_rounds": 2}
@@ -80,7 +83,7 @@ def test_escalation_never_publishes_an_unsafe_release(series: SmallSeries) -> No
         _publish_series(series, **NO_BUDGET)
     except PublicationFailed as failed:
         steps = failed.details["escalation"]["steps"]
-        assert steps[-1]["step"] == "suppression_beyond_budget"
+        assert steps[-1]["step"] in LAST_STEPS
         assert not any(step["published"] for step in steps)
 
 
@@ -152,7 +155,7 @@ def test_a_release_no_step_makes_safe_is_still_refused() -> None:
         _publish_series(series, counterfeits="fresh")
     escalation = failed.value.details["escalation"]
     steps = [s["step"] for s in escalation["steps"]]
-    assert steps[0] == "repair_and_budget" and steps[-1] == "suppression_beyond_budget"
+    assert steps[0] == "repair_and_budget" and steps[-1] in LAST_STEPS
     assert not any(s["published"] for s in escalation["steps"])
     assert escalation["clusters_after"] is None
     assert "did not make it safe either" in failed.value.message
@@ -161,13 +164,16 @@ def test_a_release_no_step_makes_safe_is_still_refused() -> None:
 def test_a_pinned_cluster_gets_s_counterfeits_and_the_series_publishes() -> None:
     """Hard series 26 with no budget at all: a cluster of the new release needs its copies
     of a term for a published row and its own rows are over through published clusters that
-    certify copies in its overlaps (``Repairer._certified``). Diluting it with s̄-counterfeits only raised formula 12's
-    ratio and the series was refused after every escalation step; s-counterfeits serve both
-    sides (design.md §5.5, "pinned") and every release publishes, judged by the oracle after
-    each (``_publish_series``)."""
+    certify copies in its overlaps (``Repairer._certified``). Diluting it with s̄-counterfeits
+    only raised formula 12's ratio, and the series was refused after every other escalation
+    step; the escalation's first step gives it s-counterfeits, which serve both sides
+    (design.md §5.5, "pinned"), and every release publishes, judged by the oracle after each
+    (``_publish_series``)."""
     series, _ = fixed_hard_series(26)
     publications = _publish_series(series, **NO_BUDGET)
     assert len(publications) == len(series.corpora)
+    steps = [p.report["escalation"]["steps"] for p in publications if "escalation" in p.report]
+    assert any(s[-1]["step"].startswith("certified_counterfeits") for s in steps)
 
 
 def test_coarsen_joins_whole_clusters_of_similar_sets() -> None:
@@ -192,12 +198,12 @@ def _fake_refusal(compositions: dict[str, int]) -> PublicationFailed:
     )
 
 
-def _ladder(compositions: dict[str, int]) -> list[tuple[int, bool]]:
+def _ladder(compositions: dict[str, int]) -> list[tuple[int, bool, bool]]:
     """The builds the escalation asks for, when every one but suppression at merge 1 fails."""
-    asked: list[tuple[int, bool]] = []
+    asked: list[tuple[int, bool, bool]] = []
 
-    def build(merge: int, beyond: bool) -> Publication:
-        asked.append((merge, beyond))
+    def build(merge: int, beyond: bool, certified: bool) -> Publication:
+        asked.append((merge, beyond, certified))
         if (merge, beyond) != (1, True):
             raise _fake_refusal(compositions)
         return Publication(release_from_counts(1, [], {}, {}), ReleaseLedger([]), {})
@@ -206,10 +212,11 @@ def _ladder(compositions: dict[str, int]) -> list[tuple[int, bool]]:
     return asked
 
 
-def test_coarser_clusters_are_tried_while_a_cluster_composition_is_over() -> None:
-    assert _ladder({"cluster": 2, "global": 1}) == [(2, False), (4, False), (8, False), (1, True)]
-    assert _ladder({"cluster": 1}) == [(2, False), (4, False), (8, False), (1, True)]
+def test_certified_counterfeits_then_coarser_clusters_while_a_cluster_composition_is_over() -> None:
+    ladder = [(1, False, True), (2, False, False), (4, False, False), (8, False, False)]
+    assert _ladder({"cluster": 2, "global": 1}) == [*ladder, (1, True, False)]
+    assert _ladder({"cluster": 1}) == [*ladder, (1, True, False)]
 
 
 def test_a_release_over_only_through_the_global_composition_skips_them() -> None:
-    assert _ladder({"global": 3}) == [(1, True)]
+    assert _ladder({"global": 3}) == [(1, True, False)]
