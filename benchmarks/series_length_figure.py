@@ -7,6 +7,11 @@ resident memory after each release. Refused releases are marked with a cross.
 
     python -m benchmarks.series_length_figure [--results benchmarks/results/series_length.jsonl]
         [--out docs/figures/series_length.png] [--labels before after] [--log] [--cpu]
+        [--median]
+
+``--median``: runs repeated under labels that differ only in a trailing `` runN`` (``after
+run1``, ``after run2``, ...) are drawn as one, per release the median of each figure over the
+runs that published it (:func:`median_runs`); the summary says over how many.
 
 Needs matplotlib (``pip install -e '.[bench]'``).
 """
@@ -15,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -55,6 +62,54 @@ def use_cpu_seconds(runs: dict[Run, list[dict[str, Any]]]) -> None:
         for record in records:
             if record.get("cpu_seconds") is not None:
                 record["publish_seconds"] = record["cpu_seconds"]
+
+
+_REPEAT = re.compile(r"\s+run\d+$")
+#: Figures of a release whose median is taken over repeated runs.
+_MEDIAN_OF = ("publish_seconds", "cpu_seconds", "peak_rss_mib", "rss_mib", "repair_rounds")
+
+
+def median_runs(runs: dict[Run, list[dict[str, Any]]]) -> dict[Run, list[dict[str, Any]]]:
+    """Runs whose labels differ only in a trailing `` runN`` joined into one labelled
+    ``"<label> (median of K)"``: per release, the median of each figure and of each phase's
+    seconds over the runs that published it; a release refused in every run stays refused.
+
+    >>> one = {"release": 1, "publish_seconds": 1.0, "peak_rss_mib": 10.0, "phases": {"bp": 1}}
+    >>> two = {**one, "publish_seconds": 3.0, "phases": {"bp": 3}}
+    >>> joined = median_runs({("a run1", 5): [one], ("a run2", 5): [two]})
+    >>> list(joined), joined[("a (median of 2)", 5)][0]["publish_seconds"]
+    ([('a (median of 2)', 5)], 2.0)
+    """
+    groups: dict[Run, list[list[dict[str, Any]]]] = defaultdict(list)
+    for (label, size), records in runs.items():
+        groups[(_REPEAT.sub("", label), size)].append(records)
+    joined: dict[Run, list[dict[str, Any]]] = {}
+    for (label, size), repeats in groups.items():
+        by_no: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        for records in repeats:
+            for record in records:
+                by_no[int(record["release"])].append(record)
+        name = label if len(repeats) == 1 else f"{label} (median of {len(repeats)})"
+        joined[(name, size)] = [_median_record(by_no[n]) for n in sorted(by_no)]
+    return joined
+
+
+def _median_record(records: list[dict[str, Any]]) -> dict[str, Any]:
+    done = [r for r in records if "refused" not in r]
+    if not done:
+        return records[-1]
+    merged = dict(done[-1])
+    for key in _MEDIAN_OF:
+        values = [r[key] for r in done if r.get(key) is not None]
+        if values:
+            merged[key] = statistics.median(values)
+    phases = {p for r in done for p in r.get("phases", {})}
+    merged["phases"] = {
+        p: statistics.median(float(r.get("phases", {}).get(p, 0.0)) for r in done)
+        for p in sorted(phases)
+    }
+    merged["runs"] = len(done)
+    return merged
 
 
 def summary(runs: dict[Run, list[dict[str, Any]]]) -> list[str]:
@@ -142,10 +197,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labels", nargs="+", help="runs to draw, in this order")
     parser.add_argument("--log", action="store_true", help="publish seconds on a log scale")
     parser.add_argument("--cpu", action="store_true", help="CPU seconds instead of wall seconds")
+    parser.add_argument(
+        "--median", action="store_true", help="join runs labelled '<label> runN' by median"
+    )
     args = parser.parse_args(argv)
     runs = load(args.results, args.labels)
     if not runs:
         raise SystemExit(f"no records in {args.results}")
+    if args.median:
+        runs = median_runs(runs)
     if args.cpu:
         use_cpu_seconds(runs)
     for line in summary(runs):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.series_length_figure import load, summary
+from benchmarks.series_length_figure import load, median_runs, summary
 
 
 def _write(path: Path, records: list[dict[str, object]]) -> None:
@@ -57,3 +57,33 @@ def test_summary_gives_the_ratio_to_release_2_and_the_refusals(tmp_path: Path) -
     assert "3 releases published, refused [3]" in line
     assert "release 2 2.00 s, release 4 6.00 s (3.0x)" in line
     assert "peak RSS 150 MiB (1.50x release 2's)" in line
+
+
+def test_repeated_runs_join_by_median_and_a_release_refused_everywhere_stays_refused() -> None:
+    def record(release: int, seconds: float, bp: float) -> dict[str, object]:
+        return {
+            "release": release,
+            "publish_seconds": seconds,
+            "cpu_seconds": seconds,
+            "peak_rss_mib": 100.0 + seconds,
+            "phases": {"bp": bp},
+        }
+
+    refused = {"release": 3, "refused": "no", "publish_seconds": 9.0, "peak_rss_mib": 1.0}
+    runs = {
+        ("x run1", 10): [record(1, 1.0, 0.5), record(2, 2.0, 1.0), refused],
+        ("x run2", 10): [record(1, 3.0, 1.5), record(2, 8.0, 4.0), refused],
+        ("x run3", 10): [record(1, 2.0, 1.0), record(2, 5.0, 9.0), refused],
+        ("y", 10): [record(1, 7.0, 7.0)],
+    }
+    joined = median_runs(runs)
+    assert list(joined) == [("x (median of 3)", 10), ("y", 10)]
+    first, second, third = joined[("x (median of 3)", 10)]
+    assert (first["publish_seconds"], first["phases"], first["runs"]) == (2.0, {"bp": 1.0}, 3)
+    assert (second["cpu_seconds"], second["peak_rss_mib"], second["phases"]) == (
+        5.0,
+        105.0,
+        {"bp": 4.0},
+    )
+    assert "refused" in third
+    assert joined[("y", 10)][0]["publish_seconds"] == 7.0
