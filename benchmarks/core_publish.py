@@ -7,6 +7,11 @@ release (published against 4 earlier ones), peak memory and the counterfeit rate
 
     python benchmarks/core_publish.py                      # all sizes, table on stdout
     python benchmarks/core_publish.py --sizes 10000 --json out.json
+    python benchmarks/core_publish.py --repeat 3             # each size 3 times, medians
+
+``--repeat N`` runs each size N times, one fresh process each, and reports per size the median
+of the runs' median publish, last release and peak memory with their range (issue 21 item 4:
+a figure is a median over several runs; the machine is shared).
 
 A refused release (``PublicationFailed``) is recorded with its number and reason and the series
 goes on without it, as the service would (nothing stored).
@@ -127,6 +132,30 @@ def run_one(
     }
 
 
+#: Figures of a size's run whose median over repeated runs is reported.
+_REPEATED = ("median_seconds", "last_release_seconds", "peak_rss_mib")
+
+
+def median_of(runs: list[dict]) -> dict:
+    """One size's repeated runs as one result: the median of each figure of ``_REPEATED`` and
+    its ``[min, max]`` under ``<figure>_range``; the rest (counterfeit rate, refusals: the
+    same seed gives the same releases) from the first run.
+
+    >>> runs = [{"median_seconds": s, "last_release_seconds": 2 * s, "peak_rss_mib": 9.0}
+    ...         for s in (3.0, 1.0, 2.0)]
+    >>> joined = median_of(runs)
+    >>> joined["median_seconds"], joined["median_seconds_range"], joined["runs"]
+    (2.0, [1.0, 3.0], 3)
+    """
+    joined = dict(runs[0])
+    for key in _REPEATED:
+        values = [r[key] for r in runs if r.get(key) is not None]
+        joined[key] = round(statistics.median(values), 3) if values else None
+        joined[f"{key}_range"] = [min(values), max(values)] if values else None
+    joined["runs"] = len(runs)
+    return joined
+
+
 def run_series(args: argparse.Namespace) -> None:
     """One series in this process, a JSON line per release appended to ``args.out``."""
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -163,6 +192,9 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=RESULTS / "series_length.jsonl")
     parser.add_argument("--label", default="", help="names the run in --series' lines")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per size; the table gives their medians"
+    )
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"benchmark corpus not found: {args.data}")
@@ -197,18 +229,23 @@ def main() -> None:
             "--data",
             str(args.data),
         ]
-        output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-        results.append(json.loads(output.strip().splitlines()[-1]))
-        print(f"size {size}: {results[-1]}", file=sys.stderr, flush=True)
+        runs = []
+        for _ in range(max(args.repeat, 1)):
+            output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+            runs.append(json.loads(output.strip().splitlines()[-1]))
+            print(f"size {size}: {runs[-1]}", file=sys.stderr, flush=True)
+        results.append(median_of(runs))
     print(
+        f"Medians of {max(args.repeat, 1)} run(s) per size, [min, max] in brackets.\n\n"
         "| release size | median publish (s) | last release vs 4 earlier (s) "
         "| peak RSS (MiB) | counterfeit rate |"
     )
     print("|---:|---:|---:|---:|---:|")
     for r in results:
         print(
-            f"| {r['size']:,} | {r['median_seconds']} | {r['last_release_seconds']} | "
-            f"{r['peak_rss_mib']} | {r['counterfeit_rate']:.2%} |"
+            f"| {r['size']:,} | {r['median_seconds']} {r['median_seconds_range']} "
+            f"| {r['last_release_seconds']} {r['last_release_seconds_range']} "
+            f"| {r['peak_rss_mib']} | {r['counterfeit_rate']:.2%} |"
         )
     if len(results) > 1:
         by_size = {r["size"]: r for r in results}
