@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from tests.api.conftest import create_key, create_series
-from tests.core.perturbation.test_soundness_properties import _rising_term_series
+from tests.core.series_strategies import rising_term_series
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
 
@@ -22,7 +22,7 @@ PARAMS = {
 
 
 async def _post(client: httpx.AsyncClient, name: str, on_infeasible: str) -> list[httpx.Response]:
-    corpora, private = _rising_term_series()
+    corpora, private = rising_term_series()
     params = {**PARAMS, "on_infeasible": on_infeasible}
     series = await create_series(client, name=name, private_terms=sorted(private), params=params)
     assert series["params"]["on_infeasible"] == on_infeasible

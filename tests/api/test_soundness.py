@@ -23,8 +23,7 @@ from app.core.params import parse_params
 from app.core.pipeline import publish
 from tests.api.conftest import ADMIN, create_key, create_series
 from tests.api.paper import body
-from tests.core.perturbation.test_soundness_properties import _inject
-from tests.core.series_strategies import build_series
+from tests.core.series_strategies import build_series, inject_hard_cases
 from tests.oracle.serial_risk import row_risks, violations
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
@@ -41,7 +40,7 @@ def _series(trial: int) -> tuple[list[list[list[str]]], list[str], float]:
         r_th=rng.uniform(1.5, 3),
         cluster_size=3,
     )
-    series = _inject(base, trial, 0.3)
+    series = inject_hard_cases(base, trial, 0.3)
     corpora = [[sorted(t.terms) for t in corpus] for corpus in series.corpora]
     return corpora, sorted(series.private_terms), series.r_th
 

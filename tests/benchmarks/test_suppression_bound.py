@@ -10,7 +10,7 @@ from app.core.history import SeriesHistory
 from app.core.params import parse_params
 from app.core.pipeline import publish
 from benchmarks.suppression_bound import Bound, _ratio
-from tests.core.perturbation.test_soundness_properties import _rising_term_series
+from tests.core.series_strategies import rising_term_series
 
 
 def test_likelihood_ratios_are_formulas_13_and_14() -> None:
@@ -21,7 +21,7 @@ def test_likelihood_ratios_are_formulas_13_and_14() -> None:
 
 
 def test_the_bound_asks_what_the_publisher_suppresses_for_a_rising_term() -> None:
-    corpora, private = _rising_term_series()
+    corpora, private = rising_term_series()
     params = parse_params("sanony", {"r_th": 2.0, "cluster_size": 4, "seed": 1})
     history = SeriesHistory()
     first = publish("sanony", history, corpora[0], private, params)

@@ -66,3 +66,82 @@ def small_series(draw: st.DrawFn) -> SmallSeries:
         r_th=draw(st.floats(1.5, 8, allow_nan=False)),
         cluster_size=draw(st.integers(2, 6)),
     )
+
+
+# The hard cases of the soundness properties (test_soundness_properties), shared with the
+# escalation, Kanony, API and benchmark tests: a helper module, not a test module to import.
+
+NEW, BACK = "s_new", "s_back"
+
+
+def inject_hard_cases(series: SmallSeries, seed: int, popular_share: float) -> SmallSeries:
+    """Add the hard cases to each release of ``series`` (in place of nothing: rows are added)."""
+    rng = random.Random(seed)
+    private = sorted(series.private_terms)
+    corpora: list[list[Transaction]] = []
+    for number, corpus in enumerate(series.corpora, start=1):
+        extra: list[Transaction] = []
+        for _ in range(max(2, round(popular_share * len(corpus)))):
+            terms = {"a"}
+            if rng.random() < 0.4:
+                terms.add(rng.choice(private))
+            extra.append(Transaction(frozenset(terms)))
+        for _ in range(rng.randint(1, 3)):  # private terms only
+            extra.append(Transaction(frozenset(rng.sample(private, 1))))
+        if number >= 2:  # a term new to release 2, then kept
+            extra.append(Transaction(frozenset({NEW, rng.choice("bcd")})))
+        if number != 2:  # present in release 1, gone from 2, back from 3
+            extra.append(Transaction(frozenset({BACK, rng.choice("bcd")})))
+        corpora.append(corpus + extra)
+    terms = series.private_terms | {NEW, BACK}
+    return SmallSeries(corpora, terms, series.r_th, series.cluster_size, series.seed)
+
+
+@st.composite
+def hard_series(draw: st.DrawFn) -> SmallSeries:
+    releases = draw(st.integers(3, 5))
+    base = build_series(
+        seed=draw(st.integers(0, 2**32)),
+        releases=releases,
+        sizes=draw(st.lists(st.integers(8, 50), min_size=releases, max_size=releases)),
+        n_private=draw(st.integers(1, 3)),
+        n_public=draw(st.integers(3, 8)),
+        r_th=draw(st.floats(1.5, 8, allow_nan=False)),
+        cluster_size=draw(st.integers(2, 6)),
+    )
+    return inject_hard_cases(base, draw(st.integers(0, 2**16)), draw(st.floats(0.2, 0.5)))
+
+
+def fixed_hard_series(trial: int) -> tuple[SmallSeries, random.Random]:
+    """Hard series ``trial`` (fixed, unlike :func:`hard_series`'s draws), and its random
+    stream after the draws, for a caller's further parameters (Kanony's bag)."""
+    rng = random.Random(trial)
+    releases = rng.randint(3, 5)
+    base = build_series(
+        seed=trial,
+        releases=releases,
+        sizes=[rng.randint(8, 50) for _ in range(releases)],
+        n_private=rng.randint(1, 3),
+        n_public=rng.randint(3, 8),
+        r_th=rng.uniform(1.5, 8),
+        cluster_size=rng.randint(2, 6),
+    )
+    return inject_hard_cases(base, trial, rng.uniform(0.2, 0.5)), rng
+
+
+def rising_term_series() -> tuple[list[list[Transaction]], frozenset[str]]:
+    """Two releases of 40 rows sharing 30 individuals; ``X`` rises from one copy (on a shared
+    row) to three: release 1 caps the overlap's copies of X at 1, so the two copies on fresh
+    rows of release 2 lift its rows outside the overlap (about (3 - 1)/10 against a rate of
+    3/40) over r_th = 2 by the global composition (section 2.3.2)."""
+    vocabulary = [f"t{i}" for i in range(30)]
+
+    def row(i: int) -> frozenset[str]:
+        return frozenset(random.Random(i).sample(vocabulary, 2))
+
+    def terms(i: int, x: set[int]) -> frozenset[str]:
+        return row(i) | ({"HIV"} if i % 5 == 0 else set()) | ({"X"} if i in x else set())
+
+    first = [Transaction(terms(i, {35}), f"p{i}") for i in range(40)]
+    second = [Transaction(terms(i, {35, 42, 44}), f"p{i}") for i in range(10, 50)]
+    return [first, second], frozenset({"HIV", "X"})

@@ -19,8 +19,12 @@ from app.core.params import parse_params
 from app.core.perturbation.sanony import _escalate, coarsen
 from app.core.pipeline import publish
 from app.io.public import release_header
-from tests.core.perturbation.test_soundness_properties import _rising_term_series, fixed_hard_series
-from tests.core.series_strategies import SmallSeries, small_series
+from tests.core.series_strategies import (
+    SmallSeries,
+    fixed_hard_series,
+    rising_term_series,
+    small_series,
+)
 from tests.oracle.serial_risk import violations
 
 #: No suppression budget at all.
@@ -28,7 +32,7 @@ NO_BUDGET = {"max_suppression": 0.0, "suppression_floor": 0}
 #: The last step of a ladder that did not publish: with certified counterfeits where a cluster
 #: composition is over, else suppression beyond the budget.
 LAST_STEPS = {"certified_counterfeits_beyond_budget", "suppression_beyond_budget"}
-#: The rising term of ``_rising_term_series`` with no budget and two repair rounds (more
+#: The rising term of ``rising_term_series`` with no budget and two repair rounds (more
 #: dilute it with counterfeits): only suppression beyond the budget mends it.
 RISING = {**NO_BUDGET, "max_repair_rounds": 2}
 
@@ -51,7 +55,7 @@ def _publish_series(
 
 
 def _rising(method: str = "sanony", **extra: object) -> Publication:
-    corpora, private = _rising_term_series()
+    corpora, private = rising_term_series()
     series = SmallSeries(corpora, private, 2.0, 4, 1)
     return _publish_series(series, method, **extra)[-1]
 

@@ -13,7 +13,6 @@ import random
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
 
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
@@ -21,48 +20,13 @@ from app.core.model import Publication, Transaction
 from app.core.params import parse_params
 from app.core.perturbation.sanony import suppression_history
 from app.core.pipeline import publish
-from tests.core.series_strategies import SmallSeries, build_series
+from tests.core.series_strategies import (
+    SmallSeries,
+    fixed_hard_series,
+    hard_series,
+    rising_term_series,
+)
 from tests.oracle.serial_risk import violations
-
-NEW, BACK = "s_new", "s_back"
-
-
-def _inject(series: SmallSeries, seed: int, popular_share: float) -> SmallSeries:
-    """Add the hard cases to each release of ``series`` (in place of nothing: rows are added)."""
-    rng = random.Random(seed)
-    private = sorted(series.private_terms)
-    corpora: list[list[Transaction]] = []
-    for number, corpus in enumerate(series.corpora, start=1):
-        extra: list[Transaction] = []
-        for _ in range(max(2, round(popular_share * len(corpus)))):
-            terms = {"a"}
-            if rng.random() < 0.4:
-                terms.add(rng.choice(private))
-            extra.append(Transaction(frozenset(terms)))
-        for _ in range(rng.randint(1, 3)):  # private terms only
-            extra.append(Transaction(frozenset(rng.sample(private, 1))))
-        if number >= 2:  # a term new to release 2, then kept
-            extra.append(Transaction(frozenset({NEW, rng.choice("bcd")})))
-        if number != 2:  # present in release 1, gone from 2, back from 3
-            extra.append(Transaction(frozenset({BACK, rng.choice("bcd")})))
-        corpora.append(corpus + extra)
-    terms = series.private_terms | {NEW, BACK}
-    return SmallSeries(corpora, terms, series.r_th, series.cluster_size, series.seed)
-
-
-@st.composite
-def hard_series(draw: st.DrawFn) -> SmallSeries:
-    releases = draw(st.integers(3, 5))
-    base = build_series(
-        seed=draw(st.integers(0, 2**32)),
-        releases=releases,
-        sizes=draw(st.lists(st.integers(8, 50), min_size=releases, max_size=releases)),
-        n_private=draw(st.integers(1, 3)),
-        n_public=draw(st.integers(3, 8)),
-        r_th=draw(st.floats(1.5, 8, allow_nan=False)),
-        cluster_size=draw(st.integers(2, 6)),
-    )
-    return _inject(base, draw(st.integers(0, 2**16)), draw(st.floats(0.2, 0.5)))
 
 
 def _publish_checked(method: str, series: SmallSeries, extra: dict[str, object]) -> int:
@@ -129,23 +93,6 @@ def test_kanony_is_sound_after_every_publication(series: SmallSeries) -> None:
         _publish_checked("kanony", series, {"gb_min_terms": 1})
     except PublicationFailed:
         assume(False)
-
-
-def fixed_hard_series(trial: int) -> tuple[SmallSeries, random.Random]:
-    """Hard series ``trial`` (fixed, unlike :func:`hard_series`'s draws), and its random
-    stream after the draws, for a caller's further parameters (Kanony's bag)."""
-    rng = random.Random(trial)
-    releases = rng.randint(3, 5)
-    base = build_series(
-        seed=trial,
-        releases=releases,
-        sizes=[rng.randint(8, 50) for _ in range(releases)],
-        n_private=rng.randint(1, 3),
-        n_public=rng.randint(3, 8),
-        r_th=rng.uniform(1.5, 8),
-        cluster_size=rng.randint(2, 6),
-    )
-    return _inject(base, trial, rng.uniform(0.2, 0.5)), rng
 
 
 def test_hard_series_never_leak_and_mostly_publish() -> None:
@@ -216,26 +163,8 @@ def test_without_a_suppression_budget_counterfeits_still_mend_the_new_term() -> 
     assert publication.report["counterfeits_by_phase"]["repair"] > 0
 
 
-def _rising_term_series() -> tuple[list[list[Transaction]], frozenset[str]]:
-    """Two releases of 40 rows sharing 30 individuals; ``X`` rises from one copy (on a shared
-    row) to three: release 1 caps the overlap's copies of X at 1, so the two copies on fresh
-    rows of release 2 lift its rows outside the overlap (about (3 - 1)/10 against a rate of
-    3/40) over r_th = 2 by the global composition (section 2.3.2)."""
-    vocabulary = [f"t{i}" for i in range(30)]
-
-    def row(i: int) -> frozenset[str]:
-        return frozenset(random.Random(i).sample(vocabulary, 2))
-
-    def terms(i: int, x: set[int]) -> frozenset[str]:
-        return row(i) | ({"HIV"} if i % 5 == 0 else set()) | ({"X"} if i in x else set())
-
-    first = [Transaction(terms(i, {35}), f"p{i}") for i in range(40)]
-    second = [Transaction(terms(i, {35, 42, 44}), f"p{i}") for i in range(10, 50)]
-    return [first, second], frozenset({"HIV", "X"})
-
-
 def _publish_rising(extra: dict[str, object]) -> Publication:
-    return _publish_all(*_rising_term_series(), {"r_th": 2.0, **extra})
+    return _publish_all(*rising_term_series(), {"r_th": 2.0, **extra})
 
 
 def test_a_rising_term_is_suppressed_at_once_not_diluted() -> None:
@@ -260,7 +189,7 @@ def test_a_series_budget_lends_what_earlier_releases_left() -> None:
 
 
 def test_the_series_budget_counts_published_and_suppressed_copies() -> None:
-    corpora, private = _rising_term_series()
+    corpora, private = rising_term_series()
     params = parse_params("sanony", {"r_th": 2.0, "cluster_size": 4, "seed": 1})
     history = SeriesHistory()
     publication = publish("sanony", history, corpora[0], private, params)

@@ -23,8 +23,7 @@ from app.core.variants.kanony import (
 from tests.core.paper_example import PAPER_MODE
 from tests.core.paper_example import PRIVATE as SANONY_PRIVATE
 from tests.core.paper_example import corpus as sanony_corpus
-from tests.core.perturbation.test_soundness_properties import fixed_hard_series
-from tests.core.series_strategies import PUBLIC_TERMS, SmallSeries, small_series
+from tests.core.series_strategies import PUBLIC_TERMS, SmallSeries, fixed_hard_series, small_series
 from tests.oracle.serial_risk import violations
 
 #: The Kanony paper's prisoners (Tables 2 and 3), clustered as in Tables 5 and 6.
