@@ -136,10 +136,10 @@ def run_one(
 _REPEATED = ("median_seconds", "last_release_seconds", "peak_rss_mib")
 
 
-def median_of(runs: list[dict]) -> dict:
-    """One size's repeated runs as one result: the median of each figure of ``_REPEATED`` and
-    its ``[min, max]`` under ``<figure>_range``; the rest (counterfeit rate, refusals: the
-    same seed gives the same releases) from the first run.
+def median_of(runs: list[dict], figures: tuple[str, ...] = _REPEATED) -> dict:
+    """One size's repeated runs as one result: the median of each of ``figures`` and its
+    ``[min, max]`` under ``<figure>_range`` (a run without the figure left out); the rest
+    (counterfeit rate, refusals: the same seed gives the same releases) from the first run.
 
     >>> runs = [{"median_seconds": s, "last_release_seconds": 2 * s, "peak_rss_mib": 9.0}
     ...         for s in (3.0, 1.0, 2.0)]
@@ -148,7 +148,7 @@ def median_of(runs: list[dict]) -> dict:
     (2.0, [1.0, 3.0], 3)
     """
     joined = dict(runs[0])
-    for key in _REPEATED:
+    for key in figures:
         values = [r[key] for r in runs if r.get(key) is not None]
         joined[key] = round(statistics.median(values), 3) if values else None
         joined[f"{key}_range"] = [min(values), max(values)] if values else None

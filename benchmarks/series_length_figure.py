@@ -26,6 +26,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from benchmarks.core_publish import median_of
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "series_length.jsonl"
 FIGURE = ROOT / "docs" / "figures" / "series_length.png"
@@ -98,17 +100,13 @@ def _median_record(records: list[dict[str, Any]]) -> dict[str, Any]:
     done = [r for r in records if "refused" not in r]
     if not done:
         return records[-1]
-    merged = dict(done[-1])
-    for key in _MEDIAN_OF:
-        values = [r[key] for r in done if r.get(key) is not None]
-        if values:
-            merged[key] = statistics.median(values)
+    # The same join as core_publish's sizes, from the last run (its phases' keys).
+    merged = median_of(done[::-1], _MEDIAN_OF)
     phases = {p for r in done for p in r.get("phases", {})}
     merged["phases"] = {
         p: statistics.median(float(r.get("phases", {}).get(p, 0.0)) for r in done)
         for p in sorted(phases)
     }
-    merged["runs"] = len(done)
     return merged
 
 

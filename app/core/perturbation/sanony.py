@@ -427,11 +427,13 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
             break
         merge *= 2
     last = refused
-    ladder = ([] if global_only else [("certified_counterfeits", 1, False, True)]) + [
-        *(("coarser_clusters", m, False, False) for m in merges),
-        *(("suppression_beyond_budget", m, True, False) for m in [1, *merges]),
-        *([] if global_only else [("certified_counterfeits_beyond_budget", 1, True, True)]),
-    ]
+    ladder = [("certified_counterfeits", 1, False, True)]
+    ladder += [("coarser_clusters", m, False, False) for m in merges]
+    ladder += [("suppression_beyond_budget", m, True, False) for m in [1, *merges]]
+    ladder.append(("certified_counterfeits_beyond_budget", 1, True, True))
+    if global_only:
+        # Certified counterfeits mend a cluster's rows, never the global composition.
+        ladder = [rung for rung in ladder if not rung[3]]
     for step, merge, beyond, certified in ladder:
         try:
             publication = build(merge, beyond, certified)
