@@ -621,6 +621,8 @@ def _publish_sanony(
                 "fp1": fp1,
                 "fp2": fp2,
                 "repair": repaired,
+                # Of the repair's: rows without a term pinned between whole releases.
+                "global_dilution": sum(repairer.diluted.values()),
             },
             "counterfeit_rate": round(counterfeits / max(published.n_rows, 1), 6),
             "aligned_to_bag": sum(aligned.values()),

@@ -253,46 +253,89 @@ class GlobalComposition:
                 return c
         return None
 
-    def _term_over(self, s: str, c: int, fixed_rate: float | None = None) -> bool:
+    def least_dilution(self, s: str, c: int, rate: float, stop: int) -> int | None:
+        """The least number ``d`` in ``[1, stop]`` of rows without s that, added to release
+        ``j`` outside every overlap (N grows, each N(O) stays), leave no row of any release
+        over the limit for s through the global composition with ``c`` copies of s in ``j``
+        and ``j``'s published rate ``rate`` (fixed, formula 15); ``None`` when ``stop`` rows
+        do not.
+
+        For a term pinned from both sides at the level of whole releases: with ``c - 1``
+        copies a published release's rows are over, with ``c`` the new release's own rows
+        (release 5 of the 40,000-row core series: release 2's rows at 8.77 with 4 copies,
+        release 5's at 8.77 with 5). Rows of ``j`` outside an overlap carry the copies the
+        other release caps it at (formulas 5, 6, 13), so their posterior is about
+        ``(c - r2) / (N - N(O))``: more rows outside every overlap lower it, and nothing else
+        in the composition moves. The search doubles ``d``, then bisects; the post-condition
+        judges the rows actually added."""
+        if not self._term_over(s, c, rate, 0):
+            return 0
+        low, high = 0, 1
+        while self._term_over(s, c, rate, high):
+            if high >= stop:
+                return None
+            low, high = high, min(2 * high, stop)
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self._term_over(s, c, rate, middle):
+                low = middle
+            else:
+                high = middle
+        return high
+
+    def _term_over(
+        self, s: str, c: int, fixed_rate: float | None = None, extra_rows: int = 0
+    ) -> bool:
         """Whether some row of some release is over the limit for s with ``c`` copies of s in
-        release ``j`` (formula 12 over the whole releases, formula 15). A published release's
-        evidence from the releases but ``j`` is its fixed part, summed once (:class:`_Fixed`)."""
+        release ``j`` (formula 12 over the whole releases, formula 15), ``j`` holding
+        ``extra_rows`` more rows outside every overlap (their pattern judged with the
+        others). A published release's evidence from the releases but ``j`` is its fixed
+        part, summed once (:class:`_Fixed`)."""
         new = self.state.releases[self.j]
+        new_n = new.n + extra_rows
         for k, release in enumerate(self.state.releases):
             cache = self._release(k)
             listed, _ = cache.matrix()
             if not listed:
                 continue
+            n = release.n
             if k == self.j:
-                n_s = c
-                follows = c / new.n if new.n else 0.0
+                n_s, n = c, new_n
+                follows = c / n if n else 0.0
                 rate = follows if fixed_rate is None else max(fixed_rate, follows)
             else:
                 n_s, rate = self._totals(k).get(s, 0), release.rates.get(s, 0.0)
             if not n_s:
                 continue
-            inputs = _inputs(s, n_s, release.n, self._sides(k, cache, s, c))
+            inputs = _inputs(s, n_s, n, self._sides(k, cache, s, c, extra_rows))
             if cache.fixed is not None:
                 self._prepare_fixed(k, cache, [(s, n_s)])
                 if self._ruled_out(cache, s, inputs, rate):
                     continue
-            if self._over(inputs, rate, listed, self._evidence_of(cache, s, inputs)):
+            evidence_of = self._evidence_of(cache, s, inputs)
+            if k == self.j and extra_rows and (0,) * len(cache.others) not in cache.patterns:
+                # The rows added are outside every overlap: judge that pattern too.
+                listed = [*listed, (0,) * len(cache.others)]
+                codes = np.vstack([cache.codes, np.zeros((1, len(cache.others)), np.int64)])
+                evidence_of = partial(_evidence, *inputs, codes)
+            if self._over(inputs, rate, listed, evidence_of):
                 return True
         return False
 
     def _sides(
-        self, k: int, cache: _Release, s: str | None, c: int | None
+        self, k: int, cache: _Release, s: str | None, c: int | None, extra_rows: int = 0
     ) -> list[tuple[Counter[str], int, int]]:
         """``(totals, N, N(O))`` of the releases whose side of release ``k``'s formula 12 is
         an input that can move: ``j``'s alone where ``k`` keeps a fixed part, else every
-        other release's. With ``s`` and ``c``, ``j`` holds ``c`` copies of s."""
+        other release's. With ``s`` and ``c``, ``j`` holds ``c`` copies of s, and
+        ``extra_rows`` more rows outside every overlap."""
         others = cache.others if cache.fixed is None else [self.j]
         return [
             (
                 Counter({s: c})
                 if other == self.j and s is not None and c is not None
                 else self._totals(other),
-                self.state.releases[other].n,
+                self.state.releases[other].n + (extra_rows if other == self.j else 0),
                 self.state.overlap_size(k, other),
             )
             for other in others

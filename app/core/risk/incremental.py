@@ -175,6 +175,13 @@ class SeriesRisk:
         self._global.refresh()
         return self._global.least_total(s, start, stop, rate)
 
+    def least_dilution(self, s: str, c: int, rate: float, stop: int) -> int | None:
+        """The least number of rows without s, up to ``stop``, that release ``j`` needs outside
+        every overlap so that the global composition puts no row over ``r_th`` for s with
+        ``c`` copies (:meth:`GlobalComposition.least_dilution`), or ``None``."""
+        self._global.refresh()
+        return self._global.least_dilution(s, c, rate, stop)
+
     # -- published clusters --------------------------------------------------------------
 
     def _refresh_published(self) -> None:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
-from app.core.model import Publication, ReleaseLedger, release_from_counts
+from app.core.model import Publication, ReleaseLedger, Transaction, release_from_counts
 from app.core.params import parse_params
 from app.core.perturbation.sanony import _escalate, coarsen
 from app.core.pipeline import publish
@@ -224,3 +224,35 @@ def test_certified_counterfeits_then_coarser_clusters_while_a_cluster_compositio
 
 def test_a_release_over_only_through_the_global_composition_skips_them() -> None:
     assert _ladder({"global": 3}) == [(1, True, False)]
+
+
+def test_a_term_pinned_between_whole_releases_is_diluted_not_escalated() -> None:
+    """The reviewer's five BMS-WebView-1 snapshots (SeGen 5 x 800, rep 50%, r_th 8, seed 9)
+    in the order 2, 3, 4, 0, 1. The repair lifted a private term in the fifth release for an
+    earlier release's rows (global composition); with those copies the fifth release's own
+    rows were over, so suppression took them back and the two undid each other until the
+    release escalated to suppression beyond the budget (45 copies). The repair now adds the
+    least rows without the term that the global composition asks
+    (``Repairer._dilute_globally``), and with ``on_infeasible = "refuse"`` every release
+    publishes, the oracle judging the whole series after each."""
+    from app.core.segen import choose_private_terms, segen
+    from app.io.corpora import find_corpus, missing
+    from app.io.corpus import read_corpus
+
+    path = find_corpus("bms-webview-1.dat")
+    if path is None:
+        pytest.skip(missing("bms-webview-1.dat"))
+    corpus = read_corpus(path)
+    private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=9)
+    snapshots = list(segen(len(corpus), 800, 5, 0.5, seed=9))
+    params = parse_params("sanony", {"r_th": 8.0, "seed": 9, "on_infeasible": "refuse"})
+    history = SeriesHistory()
+    diluted = 0
+    for index in (2, 3, 4, 0, 1):
+        snapshot = [Transaction(corpus[p].terms, f"p{p}") for p in snapshots[index]]
+        publication = publish("sanony", history, snapshot, private, params)
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+        assert violations(history.releases, 8.0) == []
+        diluted += publication.report["counterfeits_by_phase"]["global_dilution"]
+    assert diluted > 0

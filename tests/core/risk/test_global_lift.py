@@ -16,7 +16,7 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.core.model import PublishedCluster, PublishedRelease, Transaction
@@ -101,6 +101,49 @@ def test_least_total_is_the_least_count_the_oracle_accepts(
             for c in range(start, stop + 1)
             if not _oracle_over([*series[:-1], _with_count(newest, c)], r_th)
         ),
+        None,
+    )
+    assert found == expected
+
+
+def _diluted(release: PublishedRelease, rows: int) -> PublishedRelease:
+    """``release`` with ``rows`` more rows without s, each a set no release holds (outside
+    every overlap), its published rate of s kept as it was."""
+    fresh = PublishedCluster("fresh", [(f"f{i}",) for i in range(rows)], {})
+    clusters = [*release.clusters, fresh] if rows else release.clusters
+    return PublishedRelease(
+        release.release_no, clusters, release.global_bag, release.population_rates
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    releases=st.integers(2, 3),
+    r_th=st.sampled_from([1.5, 2.0, 3.0, 5.0]),
+)
+# Most draws need no row (the newest release is within r_th already): these need 4 and 2.
+@example(seed=372, releases=2, r_th=1.5)
+@example(seed=9, releases=3, r_th=2.0)
+def test_least_dilution_is_the_least_the_oracle_accepts(
+    seed: int, releases: int, r_th: float
+) -> None:
+    """The repair's remedy for a term pinned from both sides at the level of whole releases
+    (``Repairer._dilute_globally``): the least number of rows outside every overlap that the
+    newest release needs, its copies and published rate as they are, for the oracle to find
+    no row of any release over ``r_th`` through the global composition."""
+    rng = random.Random(seed)
+    series = [_release(rng, k + 1, rng.randint(0, 6)) for k in range(releases)]
+    newest = series[-1]
+    count = sum(newest.term_totals().values())
+    rate = newest.population_rates.get("s", 0.0)
+    stop = 12
+    state = SeriesState.from_published(series)
+    composition = GlobalComposition(state, len(series) - 1, r_th * (1 + 1e-9))
+    composition.refresh()
+    found = composition.least_dilution("s", count, rate, stop)
+    expected = next(
+        (d for d in range(stop + 1) if not _oracle_over([*series[:-1], _diluted(newest, d)], r_th)),
         None,
     )
     assert found == expected
