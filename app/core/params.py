@@ -37,6 +37,7 @@ SERIAL = (
     "max_suppression",
     "suppression_floor",
     "suppression_scope",
+    "max_dilution",
     "on_infeasible",
 )
 
@@ -73,6 +74,9 @@ class PublishParams:
     share of the series so far, this release included, less what the earlier releases suppressed
     (``series``: a release that meets many new and rising terms may use what quieter releases
     left; docs/methods.md, "Suppression budget");
+    ``max_dilution`` the most rows without a term, as a share of the new release's rows, that
+    the repair adds at once for a term pinned between whole releases (fewer copies put a
+    published release's rows over ``r_th``, these copies the new release's own; design.md §5.5);
     ``on_infeasible`` what happens when the repair and the suppression budget leave rows over
     ``r_th``: ``escalate`` (the default) builds the release again with coarser clusters, then
     suppresses beyond the budget, and reports each step (``escalation``); ``refuse`` refuses
@@ -96,6 +100,7 @@ class PublishParams:
     max_suppression: float = 0.01
     suppression_floor: int = 3
     suppression_scope: str = "series"
+    max_dilution: float = 0.1
     on_infeasible: str = "escalate"
     cluster_size: int = 10
     seed: int | None = None
@@ -219,6 +224,7 @@ def _validate(p: PublishParams) -> None:
         p.suppression_scope in ("release", "series"),
         "must be 'release' or 'series'",
     )
+    _check("max_dilution", 0 <= p.max_dilution <= 1, "must be between 0 and 1")
     _check(
         "on_infeasible",
         p.on_infeasible in ("escalate", "refuse"),

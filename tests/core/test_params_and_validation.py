@@ -26,6 +26,7 @@ def test_defaults_follow_the_spec() -> None:
         "max_suppression": 0.01,
         "suppression_floor": 3,
         "suppression_scope": "series",
+        "max_dilution": 0.1,
         "on_infeasible": "escalate",
     }
     assert params.anony_threshold == 3.0  # ANONY_HEADROOM * r_th
@@ -49,6 +50,7 @@ def test_defaults_follow_the_spec() -> None:
         ("sanony", {"l": 2}, "params.l: not a parameter of sanony"),
         ("sanony", {"suppression_scope": "year"}, "params.suppression_scope: must be 'release'"),
         ("kanony", {"on_infeasible": "skip"}, "params.on_infeasible: must be 'escalate'"),
+        ("sanony", {"max_dilution": 1.5}, "params.max_dilution: must be between 0 and 1"),
         ("sanony", {"r_th": 4, "anony_r_th": 5}, "params.anony_r_th: must be between 1 and r_th"),
         ("wong", {"strategy": "fast"}, "params.strategy"),
         ("wong", {"alpha": 1}, "greater than 1"),

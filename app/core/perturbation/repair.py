@@ -33,11 +33,6 @@ _STALL_ROUNDS = 12
 _UNDONE = 2
 
 
-#: The most rows without s (a share of the new release's rows) that
-#: :meth:`Repairer._dilute_globally` adds at once for a term pinned from both sides at the
-#: level of whole releases; 600 rows (1.5%) were enough on the release it was written for.
-_DILUTION_SHARE = 0.05
-
 #: For terms whose last copies the global bag keeps: (the change of parameters that lets them
 #: leave it, or ``None`` when none does; a note on why).
 ExplainKept = Callable[[Sequence[str]], tuple[str | None, str]]
@@ -69,6 +64,7 @@ class Repairer:
         least_lift: bool = True,
         beyond_budget: bool = False,
         raise_certified: bool = False,
+        max_dilution: float = 0.0,
     ) -> None:
         """``explain_kept``: for the terms ``keep_in_bag`` holds that a refusal leaves over
         r_th, the change of parameters that lets them leave the bag and a note, or ``None``
@@ -97,8 +93,10 @@ class Repairer:
         #: s-counterfeits with ``raise_certified`` (:meth:`_mend`).
         self._raised: dict[str, set[int]] = {}
         #: Rows without s added for terms pinned between whole releases, per term
-        #: (:meth:`_dilute_globally`; reported as ``global_dilution``).
+        #: (:meth:`_dilute_globally`; reported as ``global_dilution``), at most
+        #: ``max_dilution`` of the new release's rows at once.
         self.diluted: Counter[str] = Counter()
+        self.max_dilution = max_dilution
         self.explain_kept: ExplainKept = explain_kept or _kept_by_the_bag
         #: Mend the global composition with the least lift of a term at once
         #: (:meth:`_lift_globally`); off, one copy a round as before issue 19.
@@ -284,8 +282,8 @@ class Repairer:
         The new release's rows outside an overlap carry the copies the other release caps it
         at, so more rows without s lower their posterior while every published range stays
         as it is (:meth:`~app.core.risk.composition.GlobalComposition.least_dilution`). At
-        most ``_DILUTION_SHARE`` of the release's rows per term; past that the usual remedies
-        go on. Returns the rows added and the terms they mended."""
+        most ``max_dilution`` of the release's rows per term at once; past that the usual
+        remedies go on. Returns the rows added and the terms they mended."""
         new = self.state.releases[self.j]
         terms = sorted(
             {
@@ -297,13 +295,13 @@ class Repairer:
                 and v[2] not in lifted
             }
         )
-        if not terms:
+        cap = int(self.max_dilution * new.n)
+        if not terms or cap < 1:
             return 0, set()
         risk = self.perturber.risk(self.r_th)
         added = 0
         eased: set[str] = set()
         for s in terms:
-            cap = max(int(_DILUTION_SHARE * new.n), 1)
             rows = risk.least_dilution(s, new.total(s), new.rates.get(s, 0.0), cap)
             if not rows:
                 continue

@@ -586,6 +586,7 @@ def _publish_sanony(
         least_lift=least_lift,
         beyond_budget=beyond_budget,
         raise_certified=raise_certified,
+        max_dilution=params.max_dilution,
     )
     try:
         rounds, repaired = repairer.run(params.max_repair_rounds, lambda f: report("verify", f))
