@@ -74,8 +74,8 @@ class PublishParams:
     share of the series so far, this release included, less what the earlier releases suppressed
     (``series``: a release that meets many new and rising terms may use what quieter releases
     left; docs/methods.md, "Suppression budget");
-    ``max_dilution`` the most rows without a term, as a share of the new release's rows, that
-    the repair adds at once for a term pinned between whole releases (fewer copies put a
+    ``max_dilution`` the most rows without a term, as a share of the new release's true rows,
+    that the repair adds in all for terms pinned between whole releases (fewer copies put a
     published release's rows over ``r_th``, these copies the new release's own; design.md §5.5);
     ``on_infeasible`` what happens when the repair and the suppression budget leave rows over
     ``r_th``: ``escalate`` (the default) builds the release again with coarser clusters, then

@@ -245,7 +245,8 @@ def test_a_term_pinned_between_whole_releases_is_diluted_not_escalated() -> None
     corpus = read_corpus(path)
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=9)
     snapshots = list(segen(len(corpus), 800, 5, 0.5, seed=9))
-    params = parse_params("sanony", {"r_th": 8.0, "seed": 9, "on_infeasible": "refuse"})
+    raw = {"r_th": 8.0, "seed": 9, "on_infeasible": "refuse"}
+    params = parse_params("sanony", raw)
     history = SeriesHistory()
     diluted = 0
     for index in (2, 3, 4, 0, 1):
@@ -256,3 +257,10 @@ def test_a_term_pinned_between_whole_releases_is_diluted_not_escalated() -> None
         assert violations(history.releases, 8.0) == []
         diluted += publication.report["counterfeits_by_phase"]["global_dilution"]
     assert diluted > 0
+    # Without the dilution (max_dilution = 0) the last release is refused as before.
+    history.releases.pop()
+    history.ledgers.pop()
+    with pytest.raises(PublicationFailed):
+        publish(
+            "sanony", history, snapshot, private, parse_params("sanony", {**raw, "max_dilution": 0})
+        )
