@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -286,6 +287,46 @@ def row(r: dict[str, Any]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def medians(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Repeated runs of one size joined per release (``against``): the median of the POST's
+    wall seconds, of each phase and of each process's peak RSS, with the range of the wall
+    seconds (issue 21 item 4: a figure is a median over several runs). A release refused in
+    some run is joined over the runs that published it (``runs`` says how many).
+
+    >>> one = {"size": 10, "against": 0, "wall": 2.0, "phases": {"bp": 1.0},
+    ...        "peak_rss_mib": {"api": 100}, "load1": 1.0, "load1_after": 1.0}
+    >>> joined = medians([[one], [{**one, "wall": 4.0}], [{**one, "wall": 3.0}]])
+    >>> joined[0]["wall"], joined[0]["wall_range"], joined[0]["runs"]
+    (3.0, [2.0, 4.0], 3)
+    """
+    by_release: dict[int, list[dict[str, Any]]] = {}
+    for run in runs:
+        for result in run:
+            by_release.setdefault(result["against"], []).append(result)
+    joined = []
+    for against, results in sorted(by_release.items()):
+        walls = [r["wall"] for r in results]
+        phases = {p: statistics.median(r["phases"].get(p, 0.0) for r in results) for p in PHASES}
+        names = {n for r in results for n in r["peak_rss_mib"]}
+        joined.append(
+            {
+                "size": results[0]["size"],
+                "against": against,
+                "wall": statistics.median(walls),
+                "wall_range": [min(walls), max(walls)],
+                "phases": phases,
+                "peak_rss_mib": {
+                    n: statistics.median(r["peak_rss_mib"].get(n, 0) for r in results)
+                    for n in sorted(names)
+                },
+                "load1": min(r["load1"] for r in results),
+                "load1_after": max(r["load1_after"] for r in results),
+                "runs": len(results),
+            }
+        )
+    return joined
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 300_000, 1_000_000])
@@ -304,6 +345,12 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("BENCH_COMMIT", ""),
         help="recorded with each result (which code was measured)",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per size (each on a fresh database); then a table of the medians",
+    )
     args = parser.parse_args(argv)
     if not DATA.exists():
         print(missing(BMS_WEBVIEW_2), file=sys.stderr)
@@ -311,8 +358,26 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.parent.mkdir(exist_ok=True)
     print(f"{os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.2f}")
     print(header(), flush=True)
+    joined: list[dict[str, Any]] = []
     for size in args.sizes:
-        run_size(args, size)
+        runs = [run_size(args, size) for _ in range(max(args.repeat, 1))]
+        joined += medians(runs)
+    if args.repeat > 1:
+        print(
+            f"\nMedians of {args.repeat} runs per size (POST wall: median [min, max]; "
+            "load1: lowest at a start - highest at an end)\n"
+        )
+        print(header())
+        for result in joined:
+            line = row(result)
+            low, high = result["wall_range"]
+            print(
+                line.replace(
+                    f"| {result['wall']:.1f} |",
+                    f"| {result['wall']:.1f} [{low:.1f}, {high:.1f}] |",
+                    1,
+                )
+            )
     return 0
 
 

@@ -23,6 +23,7 @@ import asyncio
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -291,6 +292,23 @@ async def _measure(
     return result, report(result, args)
 
 
+def median_result(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Repeated runs as one: every figure (nested per request, and each element of a pair
+    such as the store seconds) the median over the runs (issue 21 item 4). A number stays a
+    number; a figure some run lacks is joined over the runs that have it.
+
+    >>> median_result([{"a": {"p99_ms": 3.0}, "s": (1.0, 4.0)}, {"a": {"p99_ms": 1.0},
+    ...     "s": (2.0, 2.0)}, {"a": {"p99_ms": 2.0}, "s": (3.0, 3.0)}])
+    {'a': {'p99_ms': 2.0}, 's': [2.0, 3.0]}
+    """
+    first = results[0]
+    if isinstance(first, dict):
+        return {key: median_result([r[key] for r in results if key in r]) for key in first}
+    if isinstance(first, list | tuple):
+        return [median_result(list(column)) for column in zip(*results, strict=True)]
+    return statistics.median(results)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--server-workers", type=int, default=2)
@@ -298,13 +316,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big-rows", type=int, default=1_000_000)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--server-log", type=Path, default=None)
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs, each on a fresh database; medians reported"
+    )
     args = parser.parse_args(argv)
     for tool in ("wrk", "curl"):
         if shutil.which(tool) is None:
             print(f"{tool} is missing (apt-get install -y {tool})", file=sys.stderr)
             return 2
-    with tempfile.TemporaryDirectory(prefix="serialpub-reads-") as data_dir:
-        _, section = asyncio.run(_run(args, data_dir))
+    results = []
+    for run in range(max(args.repeat, 1)):
+        with tempfile.TemporaryDirectory(prefix="serialpub-reads-") as data_dir:
+            result, section = asyncio.run(_run(args, data_dir))
+        results.append(result)
+        if args.repeat > 1:
+            print(f"run {run + 1} of {args.repeat}:\n\n{section}", flush=True)
+    if args.repeat > 1:
+        print(f"Medians of {args.repeat} runs (each figure on its own):\n")
+        section = report(median_result(results), args)
     print(section)
     return 0
 
