@@ -111,8 +111,15 @@ def database(server_url: str | None, name: str) -> Iterator[str | None]:
 
 
 @contextlib.contextmanager
-def service(database_url: str | None, data_dir: str, log: Path, rss: PeakRss) -> Iterator[str]:
-    """The API and one worker, as separate processes; yields the API's base URL."""
+def service(
+    database_url: str | None,
+    data_dir: str,
+    log: Path,
+    rss: PeakRss,
+    caps: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """The API and one worker, as separate processes; yields the API's base URL. ``caps``:
+    upload limits (``SERIALPUB_MAX_*``) raised for the releases posted (:func:`upload_caps`)."""
     port = free_port()
     env = service_env(
         data_dir,
@@ -120,6 +127,7 @@ def service(database_url: str | None, data_dir: str, log: Path, rss: PeakRss) ->
         SERIALPUB_IN_PROCESS_WORKER="false",
         SERIALPUB_WAIT_TIMEOUT="7200",
         SERIALPUB_WORKER_CONCURRENCY="1",
+        **(caps or {}),
     )
     sink = log.open("ab")
     api = subprocess.Popen(
@@ -162,6 +170,27 @@ def series_lines(size: int, releases: int, seed: int) -> tuple[list[list[bytes]]
     return [[base[p] for p in release] for release in positions], private
 
 
+def upload_caps(releases: list[list[bytes]]) -> dict[str, str]:
+    """The upload limits the releases need, where they exceed the defaults, as an operator
+    raises them (docs/performance.md, "Sizing memory"): a million BMS-WebView-2 lines hold
+    about 4.6 million terms, over ``SERIALPUB_MAX_TERMS_PER_RELEASE``'s default of 4 million.
+
+    >>> upload_caps([[b"1 2 3", b"4"], [b"5 6"]])
+    {}
+    >>> upload_caps([[b"1 2 3"] * 2_000_000])["SERIALPUB_MAX_TERMS_PER_RELEASE"]
+    '6000000'
+    """
+    lines = max(len(release) for release in releases)
+    terms = max(sum(line.count(b" ") + 1 for line in release) for release in releases)
+    body = max(sum(len(line) + 1 for line in release) for release in releases)
+    caps = {
+        "SERIALPUB_MAX_TRANSACTIONS": (lines, 1_000_000),
+        "SERIALPUB_MAX_TERMS_PER_RELEASE": (terms, 4_000_000),
+        "SERIALPUB_MAX_BODY_BYTES": (body, 64 * 1024 * 1024),
+    }
+    return {name: str(need) for name, (need, default) in caps.items() if need > default}
+
+
 def _body(lines: list[bytes]) -> Iterator[bytes]:
     step = 4096
     for i in range(0, len(lines), step):
@@ -202,7 +231,7 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
     with (
         tempfile.TemporaryDirectory(prefix="serialpub-e2e-") as data_dir,
         database(args.database_url, f"bench_e2e_{size}_{os.getpid()}") as url,
-        service(url, data_dir, args.server_log, rss) as base,
+        service(url, data_dir, args.server_log, rss, upload_caps(releases)) as base,
         httpx.Client(base_url=base, timeout=7200) as client,
     ):
         client.post(
