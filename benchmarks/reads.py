@@ -23,7 +23,6 @@ import asyncio
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.medians import median_result
 from benchmarks.service import ADMIN, DATA, server
 
 __all__ = ["main", "build_publication", "wrk", "curl"]
@@ -290,23 +290,6 @@ async def _measure(
         load_start=load_start,
     )
     return result, report(result, args)
-
-
-def median_result(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Repeated runs as one: every figure (nested per request, and each element of a pair
-    such as the store seconds) the median over the runs (issue 21 item 4). A number stays a
-    number; a figure some run lacks is joined over the runs that have it.
-
-    >>> median_result([{"a": {"p99_ms": 3.0}, "s": (1.0, 4.0)}, {"a": {"p99_ms": 1.0},
-    ...     "s": (2.0, 2.0)}, {"a": {"p99_ms": 2.0}, "s": (3.0, 3.0)}])
-    {'a': {'p99_ms': 2.0}, 's': [2.0, 3.0]}
-    """
-    first = results[0]
-    if isinstance(first, dict):
-        return {key: median_result([r[key] for r in results if key in r]) for key in first}
-    if isinstance(first, list | tuple):
-        return [median_result(list(column)) for column in zip(*results, strict=True)]
-    return statistics.median(results)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,8 @@
-"""``reads.py --repeat``: every figure the median over the runs (issue 21 item 4)."""
+"""Repeated benchmark runs joined: every figure the median over the runs (issue 21 item 4)."""
 
 from __future__ import annotations
 
-from benchmarks.reads import median_result
+from benchmarks.medians import median_result
 
 
 def test_each_figure_is_its_own_median() -> None:
@@ -21,3 +21,8 @@ def test_each_figure_is_its_own_median() -> None:
 def test_a_figure_one_run_lacks_is_joined_over_the_others() -> None:
     joined = median_result([{"a": 1.0, "b": 4.0}, {"a": 3.0}])
     assert joined == {"a": 2.0, "b": 4.0}
+
+
+def test_values_that_are_not_figures_are_kept_or_listed() -> None:
+    joined = median_result([{"status": 201, "ok": True}, {"status": 201, "ok": False}])
+    assert joined == {"status": 201.0, "ok": [True, False]}
