@@ -25,4 +25,4 @@ def test_a_figure_one_run_lacks_is_joined_over_the_others() -> None:
 
 def test_values_that_are_not_figures_are_kept_or_listed() -> None:
     joined = median_result([{"status": 201, "ok": True}, {"status": 201, "ok": False}])
-    assert joined == {"status": 201.0, "ok": [True, False]}
+    assert joined == {"status": 201, "ok": [True, False]}
