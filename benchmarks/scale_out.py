@@ -25,6 +25,7 @@ import json
 import os
 import random
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -324,6 +325,43 @@ def report(
     return "\n".join(lines)
 
 
+def median_runs(repeats: list[list[Run]]) -> list[dict[str, float]]:
+    """Repeated runs of the same worker counts joined per count: the median makespan (with its
+    range), speed-up against one worker *within each repeat*, jobs at once and largest peak per
+    worker (issue 21 item 4).
+
+    >>> def run(w, m, peak):
+    ...     return Run(w, 6, m, 0.0, m * w, (peak,) * w, 10.0, {})
+    >>> joined = median_runs([[run(1, 60.0, 300), run(2, 40.0, 310)],
+    ...                       [run(1, 66.0, 320), run(2, 30.0, 290)],
+    ...                       [run(1, 63.0, 310), run(2, 36.0, 300)]])
+    >>> joined[1]["makespan_s"], joined[1]["speed_up"], joined[1]["makespan_range"]
+    (36.0, 1.75, [30.0, 40.0])
+    """
+    joined = []
+    for position, first in enumerate(repeats[0]):
+        runs = [repeat[position] for repeat in repeats]
+        bases = [next((r for r in repeat if r.workers == 1), repeat[0]) for repeat in repeats]
+        spans = [r.makespan_s for r in runs]
+        joined.append(
+            {
+                "workers": first.workers,
+                "makespan_s": statistics.median(spans),
+                "makespan_range": [min(spans), max(spans)],
+                "speed_up": round(
+                    statistics.median(
+                        b.makespan_s / r.makespan_s for b, r in zip(bases, runs, strict=True)
+                    ),
+                    2,
+                ),
+                "concurrency": round(statistics.median(r.concurrency for r in runs), 2),
+                "worker_peak_mib": statistics.median(max(r.worker_peak_mib) for r in runs),
+                "repeats": len(runs),
+            }
+        )
+    return joined
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url")
@@ -333,7 +371,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--json", type=Path, help="also write the runs as JSON")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="the whole set of runs N times; then medians"
+    )
     args = parser.parse_args(argv)
+    if args.repeat > 1:
+        repeats = []
+        for _ in range(args.repeat):
+            repeats.append(_measure(args))
+        print(f"\nMedians of {args.repeat} repeats (speed-up within each repeat):\n")
+        print("| workers | makespan (s) | speed-up | jobs at once | largest peak MiB |")
+        print("|---:|---:|---:|---:|---:|")
+        for m in median_runs(repeats):
+            low, high = m["makespan_range"]
+            print(
+                f"| {m['workers']} | {m['makespan_s']:.1f} [{low:.1f}, {high:.1f}] | "
+                f"{m['speed_up']:.2f}x | {m['concurrency']:.2f} | {m['worker_peak_mib']:.0f} |"
+            )
+        return 0
+    _measure(args)
+    return 0
+
+
+def _measure(args: argparse.Namespace) -> list[Run]:
+    """One run per worker count of ``args.workers``, each on a fresh database; prints the
+    report (and writes ``args.json``)."""
     server = _server(args.database_url)
     names = series_names(args.series)
     corpora = {
@@ -371,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
                 indent=2,
             )
         )
-    return 0
+    return runs
 
 
 if __name__ == "__main__":
