@@ -140,8 +140,8 @@ class Repairer:
                 break
             lifted, mended = self._lift_globally(found) if self.least_lift else (0, set())
             # A term pinned between whole releases: suppression would undo the lift.
-            pinned = {v[2] for v in found if self._own_global(v) and v[2] in self._raised}
-            diluted, eased = self._dilute_globally(pinned - mended)
+            between = {v[2] for v in found if self._own_global(v) and v[2] in self._raised}
+            diluted, eased = self._dilute_globally(between - mended)
             if lifted or diluted:
                 # The least lift (or dilution) for these terms at once; what it leaves is
                 # judged next round.
