@@ -94,7 +94,7 @@ class Repairer:
         self._raised: dict[str, set[int]] = {}
         #: Rows without s added for terms pinned between whole releases, per term
         #: (:meth:`_dilute_globally`; reported as ``global_dilution``), at most
-        #: ``max_dilution`` of the new release's rows at once.
+        #: ``max_dilution`` of the new release's true rows in all.
         self.diluted: Counter[str] = Counter()
         self.max_dilution = max_dilution
         self._true_rows = sum(c.n_true for c in state.releases[j].clusters)
@@ -290,13 +290,13 @@ class Repairer:
         at, so more rows without s lower their posterior while every published range stays
         as it is (:meth:`~app.core.risk.composition.GlobalComposition.least_dilution`). At
         most ``max_dilution`` of the release's true rows in all; past that the usual remedies
-        go on.
+        go on. Returns the rows added and the terms they mended.
 
         Not for a term the suppression budget can no longer take (a rising term, not
         pinned): tried, it published 2 more of the 120 orders of the reviewer's
         BMS-WebView-1 snapshots without escalating (1 copy beyond the budget each), but
         cost 266 counterfeit rows (21%) instead of 47 on a series at r_th 2 to keep 6
-        copies within the budget. Returns the rows added and the terms they mended."""
+        copies within the budget."""
         new = self.state.releases[self.j]
         if not terms:
             return 0, set()
