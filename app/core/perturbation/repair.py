@@ -297,9 +297,9 @@ class Repairer:
         BMS-WebView-1 snapshots without escalating (1 copy beyond the budget each), but
         cost 266 counterfeit rows (21%) instead of 47 on a series at r_th 2 to keep 6
         copies within the budget."""
-        new = self.state.releases[self.j]
         if not terms:
             return 0, set()
+        new = self.state.releases[self.j]
         risk = self.perturber.risk(self.r_th)
         added = 0
         eased: set[str] = set()
@@ -334,8 +334,7 @@ class Repairer:
 
         Not for a term whose copies the repair raised for a published row: there the new
         release is pinned from both sides, and suppression would undo the mend."""
-        ref, _row, s, _risk, kind = violation
-        return ref[0] == self.j and kind == "global" and s not in self._raised
+        return self._own_global(violation) and violation[2] not in self._raised
 
     def _is_pinned(self, violation: Violation) -> bool:
         ref, _row, s, _risk, kind = violation
