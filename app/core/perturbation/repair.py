@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
 
 from app.core.errors import PublicationFailed
 from app.core.perturbation.perturber import Perturber
 from app.core.perturbation.suppression import Suppressor
+from app.core.risk.assess import cluster_posteriors
 from app.core.risk.incremental import Violation
 from app.core.risk.overlap import cluster_cover, s_range
 from app.core.risk.state import ClusterRef, SeriesState
 
-__all__ = ["ExplainKept", "Repairer"]
+__all__ = ["Certified", "ExplainKept", "Repairer", "worst_posterior_with_row"]
 
 
 #: Rounds without fewer or milder violations after which repairing is judged futile: some
@@ -33,6 +35,12 @@ _STALL_ROUNDS = 12
 _UNDONE = 2
 
 
+#: How a pinned cluster that a published cluster certifies copies in is mended
+#: (:meth:`Repairer._mend`): ``None``, s̄-counterfeits (the repair's default); ``"where_lower"``,
+#: an s-counterfeit where it leaves the cluster's worst row lower than an s̄ one would, the
+#: escalation's first step; ``"always"``, an s-counterfeit for every row over, its last step.
+Certified = Literal["where_lower", "always"] | None
+
 #: For terms whose last copies the global bag keeps: (the change of parameters that lets them
 #: leave it, or ``None`` when none does; a note on why).
 ExplainKept = Callable[[Sequence[str]], tuple[str | None, str]]
@@ -44,6 +52,30 @@ def _kept_by_the_bag(held: Sequence[str]) -> tuple[str | None, str]:
         "bag's invariance, design.md §7)",
         "",
     )
+
+
+#: The non-private set of :func:`worst_posterior_with_row`'s probe row: no release holds it,
+#: so the row joins no overlap, as a fresh counterfeit does.
+_PROBE: tuple[str, ...] = ("\x00probe",)
+
+
+def worst_posterior_with_row(state: SeriesState, ref: ClusterRef, s: str, copies: int) -> float:
+    """The highest β_cluster for s (formula 12 over the cluster's cover) among the rows of
+    cluster ``ref``, were it given one more row outside every overlap carrying ``copies`` of
+    s; the cluster is left exactly as it was (rows, counts, revision)."""
+    cluster = state.cluster(ref)
+    cluster.rows.append(_PROBE)
+    cluster.counts[_PROBE] += 1
+    cluster.private_counts[s] += copies
+    try:
+        betas = cluster_posteriors(state, ref, only=(s,))
+    finally:
+        cluster.rows.pop()
+        del cluster.counts[_PROBE]
+        cluster.private_counts[s] -= copies
+        if not cluster.private_counts[s]:
+            del cluster.private_counts[s]
+    return max((beta.get(s, 0.0) for beta in betas.values()), default=0.0)
 
 
 class Repairer:
@@ -63,7 +95,7 @@ class Repairer:
         *,
         least_lift: bool = True,
         beyond_budget: bool = False,
-        raise_certified: bool = False,
+        raise_certified: Certified = None,
         max_dilution: float = 0.0,
     ) -> None:
         """``explain_kept``: for the terms ``keep_in_bag`` holds that a refusal leaves over
@@ -103,8 +135,9 @@ class Repairer:
         #: (:meth:`_lift_globally`); off, one copy a round as before issue 19.
         self.least_lift = least_lift
         #: Give a pinned cluster that a published cluster certifies copies in s-counterfeits
-        #: rather than s̄ ones (:meth:`_mend`): an escalation step, not the default, since on
-        #: the fixed hard series it publishes one the default refuses and refuses another.
+        #: rather than s̄ ones (:meth:`_mend`, :data:`Certified`): escalation steps, not the
+        #: default, since on the fixed hard series it publishes one the default refuses and
+        #: refuses another.
         self.raise_certified = raise_certified
 
     def violations(self) -> list[Violation]:
@@ -364,12 +397,15 @@ class Repairer:
                 # (issue 21): a cluster of 111 rows, 100 of them one set, 1 copy left of a
                 # term the 13 earlier releases certify in its overlaps (β = 0.99, risk 29.8),
                 # was refused after 83 rounds of s̄-counterfeits and every escalation step
-                # tried; with s-counterfeits it publishes.
+                # tried; with s-counterfeits it publishes. They raise the cluster's rows
+                # outside those overlaps, though: the first step gives one only where it
+                # lowers the cluster's worst row (:meth:`_raising_lowers`), the last always.
                 certified = (
-                    self.raise_certified
+                    self.raise_certified is not None
                     and self._is_pinned(violation)
                     and self._below_limit(ref[1], s)
                     and self._certified(ref, s)
+                    and (self.raise_certified == "always" or self._raising_lowers(ref, s))
                 )
                 self.perturber.add(ref[1], 1, {s: 1} if certified else {}, "fp2")
             elif kind == "cluster":
@@ -387,6 +423,22 @@ class Repairer:
         cluster = self.state.releases[self.j].clusters[c]
         rate = self.state.releases[self.j].rates.get(s, 0.0)
         return (cluster.n_s(s) + 1) / (cluster.n + 1) < self.r_th * rate
+
+    def _raising_lowers(self, ref: ClusterRef, s: str) -> bool:
+        """Whether an s-counterfeit leaves the cluster's worst row for s lower than an
+        s̄-counterfeit would (formula 12 over the cluster's cover, each added row outside
+        every overlap, as the factory's counterfeits are).
+
+        The two serve opposite rows of a pinned, certified cluster: its rows inside a
+        certifying overlap have odds about ((N(C) - N(s, C)) / N(s, C)) / Π (N(O) - 1), which
+        copies of s lower, while its rows outside every overlap carry the copies the
+        overlaps cap (one each here) and have odds about N(s, C) / (N(C) - N(s, C)) ·
+        exp(Σ N(O) / N(C)), which copies raise. Release 16 of the 20,000-row BMS-WebView-2
+        series (issue 21): one s-counterfeit per row over, whichever side it was on, took
+        cluster c967 to 33 copies in 134 rows and its outside rows to risk 22; 6 to 12 copies
+        hold both sides under r_th 8 (measured on the cluster as the repair left it)."""
+        with_s = worst_posterior_with_row(self.state, ref, s, 1)
+        return with_s < worst_posterior_with_row(self.state, ref, s, 0)
 
     def _certified(self, ref: ClusterRef, s: str) -> bool:
         """Whether a published cluster certifies copies of s in its overlap with cluster

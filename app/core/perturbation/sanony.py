@@ -33,7 +33,7 @@ from app.core.params import PublishParams
 from app.core.perturbation.alignment import align_release, one_set_to_bag
 from app.core.perturbation.counterfeit import CounterfeitFactory
 from app.core.perturbation.perturber import Perturber
-from app.core.perturbation.repair import ExplainKept, Repairer
+from app.core.perturbation.repair import Certified, ExplainKept, Repairer
 from app.core.progress import Progress, ProgressCallback
 from app.core.randomness import mechanism_random
 from app.core.risk.incremental import Violation
@@ -346,7 +346,7 @@ def publish_sanony(
     )
 
     def build(
-        merge: int = 1, beyond_budget: bool = False, raise_certified: bool = False
+        merge: int = 1, beyond_budget: bool = False, raise_certified: Certified = None
     ) -> Publication:
         def once(least_lift: bool) -> Publication:
             return attempt(
@@ -373,9 +373,9 @@ def publish_sanony(
 
 
 #: A step of the escalation: the release built with ``merge`` neighbouring clusters joined,
-#: suppression past the budget or not, and s-counterfeits for pinned, certified clusters or
-#: not (:class:`Repairer`'s ``raise_certified``).
-Build = Callable[[int, bool, bool], Publication]
+#: suppression past the budget or not, and how pinned, certified clusters are mended
+#: (:class:`Repairer`'s ``raise_certified``, :data:`Certified`).
+Build = Callable[[int, bool, Certified], Publication]
 
 
 def _escalate(build: Build, refused: PublicationFailed) -> Publication:
@@ -386,8 +386,10 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
 
     0. s-counterfeits for pinned clusters that a published cluster certifies copies in
        (:class:`Repairer`'s ``raise_certified``, design.md §5.5), when a cluster composition
-       is over: one build. Release 14 of the 20,000-row BMS-WebView-2 series publishes here,
-       where every later step failed after more than 25 minutes of builds (issue 21);
+       is over: one build, an s-counterfeit only where it leaves the cluster's worst row lower
+       than an s̄ one (``"where_lower"``). Releases 14 and 16 of the 20,000-row
+       BMS-WebView-2 series publish here, where every later step failed after more than 25
+       minutes of builds (issue 21);
     1. coarser clusters: every 2, 4, 8, ... neighbouring clusters joined (:func:`coarsen`),
        up to one cluster for the whole release; the first that publishes is kept. Skipped
        when every row the repair left over r_th is over through the global composition:
@@ -399,7 +401,8 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
        the fewest copies first, in the extreme every copy of a term), from the release's own
        clusters to one cluster, the finest that publishes kept;
     3. last, when a cluster composition is over, steps 0 and 2 at once on the release's own
-       clusters (hard series 26 with no budget publishes only so).
+       clusters, an s-counterfeit for every row over (``"always"``; hard series 26 with no
+       budget, and 45 with fresh counterfeits, publish only so).
 
     Nothing is published that the post-condition did not pass: when no step publishes the
     release is refused with every step in the report (``escalation``). The published report's
@@ -427,10 +430,12 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
             break
         merge *= 2
     last = refused
-    ladder = [("certified_counterfeits", 1, False, True)]
-    ladder += [("coarser_clusters", m, False, False) for m in merges]
-    ladder += [("suppression_beyond_budget", m, True, False) for m in [1, *merges]]
-    ladder.append(("certified_counterfeits_beyond_budget", 1, True, True))
+    ladder: list[tuple[str, int, bool, Certified]] = [
+        ("certified_counterfeits", 1, False, "where_lower")
+    ]
+    ladder += [("coarser_clusters", m, False, None) for m in merges]
+    ladder += [("suppression_beyond_budget", m, True, None) for m in [1, *merges]]
+    ladder.append(("certified_counterfeits_beyond_budget", 1, True, "always"))
     if global_only:
         # Certified counterfeits mend a cluster's rows, never the global composition.
         ladder = [rung for rung in ladder if not rung[3]]
@@ -513,7 +518,7 @@ def _publish_sanony(
     least_lift: bool,
     merge: int = 1,
     beyond_budget: bool = False,
-    raise_certified: bool = False,
+    raise_certified: Certified = None,
 ) -> Publication:
     report = Progress(progress)
     release_no = history.next_release_no

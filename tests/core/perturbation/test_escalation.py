@@ -16,6 +16,7 @@ from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import Publication, ReleaseLedger, Transaction, release_from_counts
 from app.core.params import parse_params
+from app.core.perturbation.repair import Certified
 from app.core.perturbation.sanony import _escalate, coarsen
 from app.core.pipeline import publish
 from app.io.public import release_header
@@ -202,11 +203,11 @@ def _fake_refusal(compositions: dict[str, int]) -> PublicationFailed:
     )
 
 
-def _ladder(compositions: dict[str, int]) -> list[tuple[int, bool, bool]]:
+def _ladder(compositions: dict[str, int]) -> list[tuple[int, bool, Certified]]:
     """The builds the escalation asks for, when every one but suppression at merge 1 fails."""
-    asked: list[tuple[int, bool, bool]] = []
+    asked: list[tuple[int, bool, Certified]] = []
 
-    def build(merge: int, beyond: bool, certified: bool) -> Publication:
+    def build(merge: int, beyond: bool, certified: Certified) -> Publication:
         asked.append((merge, beyond, certified))
         if (merge, beyond) != (1, True):
             raise _fake_refusal(compositions)
@@ -217,13 +218,13 @@ def _ladder(compositions: dict[str, int]) -> list[tuple[int, bool, bool]]:
 
 
 def test_certified_counterfeits_then_coarser_clusters_while_a_cluster_composition_is_over() -> None:
-    ladder = [(1, False, True), (2, False, False), (4, False, False), (8, False, False)]
-    assert _ladder({"cluster": 2, "global": 1}) == [*ladder, (1, True, False)]
-    assert _ladder({"cluster": 1}) == [*ladder, (1, True, False)]
+    ladder = [(1, False, "where_lower"), (2, False, None), (4, False, None), (8, False, None)]
+    assert _ladder({"cluster": 2, "global": 1}) == [*ladder, (1, True, None)]
+    assert _ladder({"cluster": 1}) == [*ladder, (1, True, None)]
 
 
 def test_a_release_over_only_through_the_global_composition_skips_them() -> None:
-    assert _ladder({"global": 3}) == [(1, True, False)]
+    assert _ladder({"global": 3}) == [(1, True, None)]
 
 
 def test_a_term_pinned_between_whole_releases_is_diluted_not_escalated() -> None:
