@@ -36,9 +36,10 @@ _UNDONE = 2
 
 
 #: How a pinned cluster that a published cluster certifies copies in is mended
-#: (:meth:`Repairer._mend`): ``None``, s̄-counterfeits (the repair's default); ``"where_lower"``,
-#: an s-counterfeit where it leaves the cluster's worst row lower than an s̄ one would, the
-#: escalation's first step; ``"always"``, an s-counterfeit for every row over, its last step.
+#: (:meth:`Repairer._mend`): ``"where_lower"`` (the default), an s-counterfeit where it leaves
+#: the cluster's worst row lower than an s̄ one would, else an s̄-counterfeit; ``"always"``,
+#: an s-counterfeit for every row over (the escalation's certified steps); ``None``, always an
+#: s̄-counterfeit (the repair before issue 21's release 14).
 Certified = Literal["where_lower", "always"] | None
 
 #: For terms whose last copies the global bag keeps: (the change of parameters that lets them
@@ -95,7 +96,7 @@ class Repairer:
         *,
         least_lift: bool = True,
         beyond_budget: bool = False,
-        raise_certified: Certified = None,
+        raise_certified: Certified = "where_lower",
         max_dilution: float = 0.0,
     ) -> None:
         """``explain_kept``: for the terms ``keep_in_bag`` holds that a refusal leaves over
@@ -134,10 +135,11 @@ class Repairer:
         #: Mend the global composition with the least lift of a term at once
         #: (:meth:`_lift_globally`); off, one copy a round as before issue 19.
         self.least_lift = least_lift
-        #: Give a pinned cluster that a published cluster certifies copies in s-counterfeits
-        #: rather than s̄ ones (:meth:`_mend`, :data:`Certified`): escalation steps, not the
-        #: default, since on the fixed hard series it publishes one the default refuses and
-        #: refuses another.
+        #: When a pinned cluster that a published cluster certifies copies in gets
+        #: s-counterfeits rather than s̄ ones (:meth:`_mend`, :data:`Certified`). Always, made
+        #: the default once (2f9e40e), it refused fixed hard series 20, which dilution
+        #: publishes; where it lowers the cluster's worst row, the default, it publishes every
+        #: hard series the dilution did.
         self.raise_certified = raise_certified
 
     def violations(self) -> list[Violation]:
@@ -386,7 +388,7 @@ class Repairer:
                 continue
             done.add(key)
             if ref[0] == self.j:
-                # With raise_certified (the escalation's first step), a pinned cluster (a
+                # With raise_certified, a pinned cluster (a
                 # published row needs its copies of s, and suppressing them undid that mend)
                 # whose overlaps hold published clusters certifying copies there (r1 >= 1,
                 # formula 6, :meth:`_certified`) gets s-counterfeits, which serve both sides:
@@ -398,8 +400,9 @@ class Repairer:
                 # term the 13 earlier releases certify in its overlaps (β = 0.99, risk 29.8),
                 # was refused after 83 rounds of s̄-counterfeits and every escalation step
                 # tried; with s-counterfeits it publishes. They raise the cluster's rows
-                # outside those overlaps, though: the first step gives one only where it
-                # lowers the cluster's worst row (:meth:`_raising_lowers`), the last always.
+                # outside those overlaps, though: by default one is given only where it
+                # lowers the cluster's worst row (:meth:`_raising_lowers`); the escalation's
+                # certified steps give one for every row over.
                 certified = (
                     self.raise_certified is not None
                     and self._is_pinned(violation)

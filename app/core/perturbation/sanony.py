@@ -346,7 +346,7 @@ def publish_sanony(
     )
 
     def build(
-        merge: int = 1, beyond_budget: bool = False, raise_certified: Certified = None
+        merge: int = 1, beyond_budget: bool = False, raise_certified: Certified = "where_lower"
     ) -> Publication:
         def once(least_lift: bool) -> Publication:
             return attempt(
@@ -386,17 +386,18 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
 
     0. s-counterfeits for pinned clusters that a published cluster certifies copies in
        (:class:`Repairer`'s ``raise_certified``, design.md §5.5), when a cluster composition
-       is over: one build, an s-counterfeit only where it leaves the cluster's worst row lower
-       than an s̄ one (``"where_lower"``). Releases 14 and 16 of the 20,000-row
-       BMS-WebView-2 series publish here, where every later step failed after more than 25
-       minutes of builds (issue 21);
-    1. coarser clusters: every 2, 4, 8, ... neighbouring clusters joined (:func:`coarsen`),
-       up to one cluster for the whole release; the first that publishes is kept. Skipped
-       when every row the repair left over r_th is over through the global composition:
-       that takes each whole release as one cluster, so no clustering of the release
-       changes it (its rows and copies are the release's, whatever the clusters), and on a
-       release of 20,000 rows the levels cost a full build each (issue 21: 11 levels, twice
-       each, 30-45 s a build);
+       is over: one build, an s-counterfeit for every row over there (``"always"``). The
+       repair itself gives one only where it leaves the cluster's worst row lower than an s̄
+       one (``"where_lower"``), which publishes releases 14 to 20 of the 20,000-row
+       BMS-WebView-2 series in their first build (issue 21: release 16 was refused by this
+       step and every later one, over 35 minutes of builds);
+    1. coarser clusters (the repair as by default): every 2, 4, 8, ... neighbouring
+       clusters joined (:func:`coarsen`), up to one cluster for the whole release; the first
+       that publishes is kept. Skipped when every row the repair left over r_th is over
+       through the global composition: that takes each whole release as one cluster, so no
+       clustering of the release changes it (its rows and copies are the release's,
+       whatever the clusters), and on a release of 20,000 rows the levels cost a full build
+       each (issue 21: 11 levels, twice each, 30-45 s a build);
     2. then suppression beyond the budget (the repair's own rule: the terms at fault with
        the fewest copies first, in the extreme every copy of a term), from the release's own
        clusters to one cluster, the finest that publishes kept;
@@ -431,14 +432,14 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
         merge *= 2
     last = refused
     ladder: list[tuple[str, int, bool, Certified]] = [
-        ("certified_counterfeits", 1, False, "where_lower")
+        ("certified_counterfeits", 1, False, "always")
     ]
-    ladder += [("coarser_clusters", m, False, None) for m in merges]
-    ladder += [("suppression_beyond_budget", m, True, None) for m in [1, *merges]]
+    ladder += [("coarser_clusters", m, False, "where_lower") for m in merges]
+    ladder += [("suppression_beyond_budget", m, True, "where_lower") for m in [1, *merges]]
     ladder.append(("certified_counterfeits_beyond_budget", 1, True, "always"))
     if global_only:
         # Certified counterfeits mend a cluster's rows, never the global composition.
-        ladder = [rung for rung in ladder if not rung[3]]
+        ladder = [rung for rung in ladder if rung[3] != "always"]
     for step, merge, beyond, certified in ladder:
         try:
             publication = build(merge, beyond, certified)
@@ -518,7 +519,7 @@ def _publish_sanony(
     least_lift: bool,
     merge: int = 1,
     beyond_budget: bool = False,
-    raise_certified: Certified = None,
+    raise_certified: Certified = "where_lower",
 ) -> Publication:
     report = Progress(progress)
     release_no = history.next_release_no

@@ -170,15 +170,17 @@ def test_a_pinned_cluster_gets_s_counterfeits_and_the_series_publishes() -> None
     """Hard series 26 with no budget at all: a cluster of the new release needs its copies
     of a term for a published row and its own rows are over through published clusters that
     certify copies in its overlaps (``Repairer._certified``). Diluting it with s̄-counterfeits
-    only raised formula 12's ratio, and the series was refused after every other escalation
-    step; the escalation's first step gives it s-counterfeits, which serve both sides
-    (design.md §5.5, "pinned"), and every release publishes, judged by the oracle after each
-    (``_publish_series``)."""
+    only raised formula 12's ratio, and the series was refused after every escalation step
+    but the last, which gives it an s-counterfeit for every row over. The repair now gives one
+    where it lowers the cluster's worst row (``"where_lower"``), and release 5 publishes on
+    its own clusters (merge 1) with suppression beyond the budget, two steps earlier; every
+    release publishes, judged by the oracle after each (``_publish_series``)."""
     series, _ = fixed_hard_series(26)
     publications = _publish_series(series, **NO_BUDGET)
     assert len(publications) == len(series.corpora)
-    steps = [p.report["escalation"]["steps"] for p in publications if "escalation" in p.report]
-    assert any(s[-1]["step"].startswith("certified_counterfeits") for s in steps)
+    last = publications[-1].report["escalation"]["steps"][-1]
+    assert last["published"] and last["merge"] == 1
+    assert last["step"] == "suppression_beyond_budget"
 
 
 def test_coarsen_joins_whole_clusters_of_similar_sets() -> None:
@@ -218,13 +220,14 @@ def _ladder(compositions: dict[str, int]) -> list[tuple[int, bool, Certified]]:
 
 
 def test_certified_counterfeits_then_coarser_clusters_while_a_cluster_composition_is_over() -> None:
-    ladder = [(1, False, "where_lower"), (2, False, None), (4, False, None), (8, False, None)]
-    assert _ladder({"cluster": 2, "global": 1}) == [*ladder, (1, True, None)]
-    assert _ladder({"cluster": 1}) == [*ladder, (1, True, None)]
+    coarser = [(m, False, "where_lower") for m in (2, 4, 8)]
+    ladder = [(1, False, "always"), *coarser, (1, True, "where_lower")]
+    assert _ladder({"cluster": 2, "global": 1}) == ladder
+    assert _ladder({"cluster": 1}) == ladder
 
 
 def test_a_release_over_only_through_the_global_composition_skips_them() -> None:
-    assert _ladder({"global": 3}) == [(1, True, None)]
+    assert _ladder({"global": 3}) == [(1, True, "where_lower")]
 
 
 def test_a_term_pinned_between_whole_releases_is_diluted_not_escalated() -> None:
