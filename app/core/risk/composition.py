@@ -220,7 +220,15 @@ class GlobalComposition:
         # The likelihood ratios of every stale term at once (formulas 13, 14).
         log_likelihood_ratios([key for _, inputs, _ in stale for key in _ratio_keys(inputs)])
         if cache.fixed is None:
-            # Release j: every input moves each round; its terms are summed together.
+            # Release j: every input moves each round; its terms are summed together, but
+            # only those whose rows could reach the limit (most cannot: issue 21 item 1).
+            judged = []
+            for s, inputs, rate in stale:
+                if self._own_ruled_out(inputs, rate):
+                    cache.terms[s] = _Term(inputs, rate, cache.version, [])
+                else:
+                    judged.append((s, inputs, rate))
+            stale = judged
             for first in range(0, len(stale), _BLOCK):
                 block = stale[first : first + _BLOCK]
                 for (s, inputs, rate), over_limit in zip(
@@ -477,6 +485,36 @@ class GlobalComposition:
             if math.inf in options:
                 return False
             top = peak + max(v if math.isfinite(v) else 0.0 for v in options)
+        b = min(bound * (1 - _MARGIN), 1 - _MARGIN)
+        line = math.log(b) - math.log1p(-b)
+        return not math.log(alpha) - math.log1p(-alpha) + top > line
+
+    def _own_ruled_out(self, inputs: _Inputs, rate: float) -> bool:
+        """Whether no pattern of release ``j`` can be a candidate of :func:`_candidates` for
+        the term: the largest log ratio a pattern may take from each other release, summed
+        in release order, leaves the log-odds at or below the candidates' line. Exact, as
+        :meth:`_over_block` sums one of the same options per release (+0.0 where it is not
+        finite) in the same order, and float addition rounds monotonically, so no pattern's
+        sum exceeds this one. On release 20 of the 20,000-row BMS-WebView-2 series (issue 21)
+        the blocks summed every term of the release, every round, for 18% of the time."""
+        n_s, n, ranges = inputs
+        alpha = min(n_s / n, 1.0)
+        if alpha <= 0.0:
+            return True
+        bound = self.limit * rate
+        if alpha >= 1.0 or bound <= 0.0:
+            return False
+        top = 0.0
+        for side in ranges:
+            if side is None:
+                continue
+            o, r1, r2 = side
+            lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
+            lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
+            options = (lr0, lr1, best_ratio((lr0, lr1)))
+            if math.inf in options:
+                return False
+            top = top + max(v if math.isfinite(v) else 0.0 for v in options)
         b = min(bound * (1 - _MARGIN), 1 - _MARGIN)
         line = math.log(b) - math.log1p(-b)
         return not math.log(alpha) - math.log1p(-alpha) + top > line
