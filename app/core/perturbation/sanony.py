@@ -40,6 +40,7 @@ from app.core.risk.incremental import Violation
 from app.core.risk.state import ClusterState, ReleaseState, SeriesState
 
 __all__ = [
+    "ESCALATE_PHASE",
     "BeforeRates",
     "Judge",
     "anonymise_corpus",
@@ -333,13 +334,21 @@ def publish_sanony(
     "escalate"``) climbs the ladder of :func:`_escalate` (issue 20) instead of refusing.
     """
     least = params.backward == "where_needed" and params.global_lift == "least"
+    escalating = False
+
+    def report(phase: str, fraction: float) -> None:
+        if progress is not None:
+            # The ladder's builds report as one phase, not as anony ... verify over again:
+            # a publisher sees that the release escalates (docs/api.md, ``escalate``).
+            progress(ESCALATE_PHASE if escalating else phase, fraction)
+
     attempt = partial(
         _publish_sanony,
         history,
         corpus,
         private_terms,
         params,
-        progress,
+        report,
         before_rates,
         keep_in_bag,
         explain_kept,
@@ -369,8 +378,12 @@ def publish_sanony(
         if not (params.on_infeasible == "escalate" if escalate is None else escalate):
             raise
         first = refused
+    escalating = True
     return _escalate(build, first)
 
+
+#: The job's phase while the escalation's ladder builds the release again (issue 20).
+ESCALATE_PHASE = "escalate"
 
 #: A step of the escalation: the release built with ``merge`` neighbouring clusters joined,
 #: suppression past the budget or not, and how pinned, certified clusters are mended

@@ -17,8 +17,9 @@ from app.core.history import SeriesHistory
 from app.core.model import Publication, ReleaseLedger, Transaction, release_from_counts
 from app.core.params import parse_params
 from app.core.perturbation.repair import Certified
-from app.core.perturbation.sanony import _escalate, coarsen
+from app.core.perturbation.sanony import ESCALATE_PHASE, _escalate, coarsen
 from app.core.pipeline import publish
+from app.core.progress import PHASES, ProgressCallback
 from app.io.public import release_header
 from tests.core.series_strategies import (
     SmallSeries,
@@ -268,3 +269,26 @@ def test_a_term_pinned_between_whole_releases_is_diluted_not_escalated() -> None
         publish(
             "sanony", history, snapshot, private, parse_params("sanony", {**raw, "max_dilution": 0})
         )
+
+
+def _recorder(phases: list[str]) -> ProgressCallback:
+    return lambda phase, _fraction: phases.append(phase)
+
+
+def test_the_ladder_reports_one_phase_of_its_own() -> None:
+    """A job's progress shows ``escalate`` while the ladder builds the release again, not
+    ``anony`` ... ``verify`` over again (docs/api.md): the phases of the first build, then
+    only ``escalate``."""
+    corpora, private = rising_term_series()
+    params = parse_params("sanony", {"r_th": 2.0, "cluster_size": 4, "seed": 1, **RISING})
+    history = SeriesHistory()
+    phases: list[str] = []
+    for number, corpus in enumerate(corpora, 1):
+        seen: list[str] = phases if number == len(corpora) else []
+        publication = publish("sanony", history, corpus, private, params, _recorder(seen))
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+    assert "escalation" in publication.report
+    first = phases.index(ESCALATE_PHASE)
+    assert phases[:first] and set(phases[:first]) <= set(PHASES)
+    assert set(phases[first:]) == {ESCALATE_PHASE}
