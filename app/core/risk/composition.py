@@ -469,25 +469,9 @@ class GlobalComposition:
         fixed = cache.fixed
         assert fixed is not None
         peak, certain = fixed.peaks[fixed.inputs[s]]
-        n_s, n, (side,) = inputs
-        alpha = min(n_s / n, 1.0)
-        if alpha <= 0.0:
-            return True
-        bound = self.limit * rate
-        if alpha >= 1.0 or bound <= 0.0 or certain:
+        if certain and inputs[0] > 0:
             return False
-        top = peak
-        if side is not None:
-            o, r1, r2 = side
-            lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
-            lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
-            options = (lr0, lr1, best_ratio((lr0, lr1)))
-            if math.inf in options:
-                return False
-            top = peak + max(v if math.isfinite(v) else 0.0 for v in options)
-        b = min(bound * (1 - _MARGIN), 1 - _MARGIN)
-        line = math.log(b) - math.log1p(-b)
-        return not math.log(alpha) - math.log1p(-alpha) + top > line
+        return _below_line(peak, inputs, self.limit * rate)
 
     def _own_ruled_out(self, inputs: _Inputs, rate: float) -> bool:
         """Whether no pattern of release ``j`` can be a candidate of :func:`_candidates` for
@@ -497,27 +481,7 @@ class GlobalComposition:
         finite) in the same order, and float addition rounds monotonically, so no pattern's
         sum exceeds this one. On release 20 of the 20,000-row BMS-WebView-2 series (issue 21)
         the blocks summed every term of the release, every round, for 18% of the time."""
-        n_s, n, ranges = inputs
-        alpha = min(n_s / n, 1.0)
-        if alpha <= 0.0:
-            return True
-        bound = self.limit * rate
-        if alpha >= 1.0 or bound <= 0.0:
-            return False
-        top = 0.0
-        for side in ranges:
-            if side is None:
-                continue
-            o, r1, r2 = side
-            lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
-            lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
-            options = (lr0, lr1, best_ratio((lr0, lr1)))
-            if math.inf in options:
-                return False
-            top = top + max(v if math.isfinite(v) else 0.0 for v in options)
-        b = min(bound * (1 - _MARGIN), 1 - _MARGIN)
-        line = math.log(b) - math.log1p(-b)
-        return not math.log(alpha) - math.log1p(-alpha) + top > line
+        return _below_line(0.0, inputs, self.limit * rate)
 
     def _evidence_of(self, cache: _Release, s: str, inputs: _Inputs) -> Callable[[], _Evidences]:
         """The evidence of every listed pattern of a release for the term: summed over every
@@ -611,6 +575,34 @@ class _Evidences:
         return Evidence(
             int(self.certain_for[p]), int(self.certain_against[p]), float(self.total[p])
         )
+
+
+def _below_line(start: float, inputs: _Inputs, bound: float) -> bool:
+    """Whether a pattern's log-odds stay at or below :func:`_candidates`' line for ``bound``
+    however it reads each side of ``inputs``: ``start`` (a sum already made) plus, side after
+    side in order, the largest of the side's options (+0.0 where not finite), as the sums
+    add them. ``False`` when a side may be certain evidence for s, or α is 1; ``True`` when
+    α is 0."""
+    n_s, n, ranges = inputs
+    alpha = min(n_s / n, 1.0)
+    if alpha <= 0.0:
+        return True
+    if alpha >= 1.0 or bound <= 0.0:
+        return False
+    top = start
+    for side in ranges:
+        if side is None:
+            continue
+        o, r1, r2 = side
+        lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
+        lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
+        options = (lr0, lr1, best_ratio((lr0, lr1)))
+        if math.inf in options:
+            return False
+        top = top + max(v if math.isfinite(v) else 0.0 for v in options)
+    b = min(bound * (1 - _MARGIN), 1 - _MARGIN)
+    line = math.log(b) - math.log1p(-b)
+    return not math.log(alpha) - math.log1p(-alpha) + top > line
 
 
 def _inputs(s: str, n_s: int, n: int, sides: list[tuple[Counter[str], int, int]]) -> _Inputs:
