@@ -156,6 +156,12 @@ class CounterfeitFactory:
         self._n_rows = 0
         self._by_term: dict[str, list[int]] = {}
         self._neighbours: dict[str, Counter[str]] = {}
+        self._neighbour_ids: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._vocabulary_index: dict[str, int] | None = None
+        #: Per pool (by ``id``, with the pool kept): :meth:`_pool_view`.
+        self._pool_views: dict[
+            int, tuple[Counter[str], tuple[np.ndarray, np.ndarray, dict[str, int], np.ndarray]]
+        ] = {}
         #: The co-occurrence rows as arrays (vocabulary, term ids per row, multiplicities):
         #: a popular term meets thousands of rows, counted in numpy rather than in Python.
         self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -422,7 +428,7 @@ class CounterfeitFactory:
         key = (id(pool), tuple(terms), tuple(basis), frozenset(exclude), outside, smooth)
         distribution = self._distributions.get(key)
         if distribution is None:
-            distribution = self._distribution(pool, terms, exclude, basis, outside, smooth)
+            distribution = self._distribution(pool, exclude, basis, outside, smooth)
             self._distributions[key] = distribution
             if len(self._distributions) > _DISTRIBUTIONS:
                 self._distributions.popitem(last=False)
@@ -436,48 +442,94 @@ class CounterfeitFactory:
     def _distribution(
         self,
         pool: Counter[str],
-        terms: list[str],
         exclude: set[str],
         basis: list[str],
         outside: float,
         smooth: bool,
     ) -> tuple[list[str], list[float]]:
         """The candidates of :meth:`_next_term` and their cumulative weights (what
-        ``random.choices`` accumulates from the weights)."""
-        near = [self._neighbours_of(x) for x in basis]
-        k = float(len(basis))
-        left = [t for t in terms if t not in exclude]
-        # Σ_x co(t, x) and h(t) per candidate, exact integers however they are summed: looked
-        # up per candidate among the pool's few terms, accumulated over the neighbours when
-        # every term met is a candidate (then each neighbour entry is visited once).
-        sums: dict[str, int] = {}
-        hits: dict[str, int] = {}
+        ``random.choices`` accumulates from the weights): the pool's terms but ``exclude``
+        in sorted order, then (``outside``) the corpus terms that meet ``basis``, outside the
+        pool and ``exclude``, in sorted order; without ``smooth`` only those that meet one.
+
+        Counted over the co-occurrence vocabulary in numpy (a fifth of release 20's time of
+        the 20-release series went here, per candidate in Python): Σ_x co(t, x) and h(t) are
+        exact integers however they are summed, each distinct power is taken by Python's own
+        ``**`` as before, the product is the same three floats left to right, and a cumulative
+        sum adds in order as ``itertools.accumulate`` does, so every weight, and the random
+        stream, is the same float as before (``tests/core/perturbation/test_counterfeit_draws.py``
+        checks it against the formula written per term)."""
+        vocabulary, index = self._vocabulary()
+        terms, ids, places, in_pool = self._pool_view(pool)
+        size = len(vocabulary)
+        # One slot past the vocabulary for the pool's terms no earlier row holds (id -1):
+        # nothing is ever added there, so they meet nothing.
+        sums = np.zeros(size + 1, dtype=np.int64)
+        hits = np.zeros(size + 1, dtype=np.int64)
+        for x in basis:
+            met, counts = self._neighbour_arrays(x)
+            sums[met] += counts
+            hits[met] += 1
+        left = np.ones(len(terms), dtype=bool)
+        for t in exclude:
+            at = places.get(t)
+            if at is not None:
+                left[at] = False
+        chosen_ids = ids[left]
+        chosen_terms = terms[left]
+        factor = np.ones(len(chosen_ids))
         if outside:
-            for nb in near:
-                for t, count in nb.items():
-                    if t in sums:
-                        sums[t] += count
-                        hits[t] += 1
-                    else:
-                        sums[t] = count
-                        hits[t] = 1
-            left += sorted(t for t in sums if t not in pool and t not in exclude)
-        else:
-            for t in left:
-                found = [nb[t] for nb in near if t in nb]
-                if found:
-                    sums[t] = sum(found)
-                    hits[t] = len(found)
-        chosen = left if smooth else [t for t in left if t in hits]
-        # The same float operations, in the same order, as the formula written per term
-        # (w · (ε + Σ)^3 · ((ε + h)/k)^2, left to right); powers of equal integers taken once.
-        powered = {total: (_EPSILON + total) ** _SHARP for total in {0, *sums.values()}}
-        shares = {h: ((_EPSILON + h) / k) ** 2 for h in {0, *hits.values()}}
-        weights = [
-            (1.0 if t in pool else outside) * powered[sums.get(t, 0)] * shares[hits.get(t, 0)]
-            for t in chosen
-        ]
-        return chosen, list(itertools.accumulate(weights))
+            met_outside = hits[:size] > 0
+            met_outside &= ~in_pool
+            for t in exclude:
+                at = index.get(t)
+                if at is not None:
+                    met_outside[at] = False
+            extra = np.flatnonzero(met_outside)  # the vocabulary is sorted: so are these
+            chosen_ids = np.concatenate([chosen_ids, extra])
+            chosen_terms = np.concatenate([chosen_terms, vocabulary[extra]])
+            factor = np.concatenate([factor, np.full(len(extra), outside)])
+        if not smooth:
+            meets = hits[chosen_ids] > 0
+            chosen_ids, chosen_terms, factor = chosen_ids[meets], chosen_terms[meets], factor[meets]
+        k = float(len(basis))
+        distinct_sums, sum_at = np.unique(sums[chosen_ids], return_inverse=True)
+        distinct_hits, hit_at = np.unique(hits[chosen_ids], return_inverse=True)
+        powered = np.array([(_EPSILON + total) ** _SHARP for total in distinct_sums.tolist()])
+        shares = np.array([((_EPSILON + h) / k) ** 2 for h in distinct_hits.tolist()])
+        weights = factor * powered[sum_at] * shares[hit_at]
+        return chosen_terms.tolist(), np.cumsum(weights).tolist()
+
+    def _vocabulary(self) -> tuple[np.ndarray, dict[str, int]]:
+        """The co-occurrence vocabulary (sorted) and each term's position in it."""
+        if self._vocabulary_index is None:
+            vocabulary = self._cooccurrence_arrays()[0]
+            self._vocabulary_index = {t: i for i, t in enumerate(vocabulary.tolist())}
+        return self._cooccurrence_arrays()[0], self._vocabulary_index
+
+    def _pool_view(
+        self, pool: Counter[str]
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, int], np.ndarray]:
+        """(the pool's terms sorted, their ids in the vocabulary or -1, each term's position
+        among them, which vocabulary terms the pool holds), once per pool. Pools are never
+        changed once made; the pool itself is kept beside its view, so its ``id`` is not
+        reused while the view is."""
+        found = self._pool_views.get(id(pool))
+        if found is not None and found[0] is pool:
+            return found[1]
+        vocabulary, index = self._vocabulary()
+        terms = sorted(pool)
+        ids = np.array([index.get(t, -1) for t in terms], dtype=np.int64)
+        in_pool = np.zeros(len(vocabulary), dtype=bool)
+        in_pool[ids[ids >= 0]] = True
+        view = (
+            np.array(terms, dtype=object),
+            ids,
+            {t: i for i, t in enumerate(terms)},
+            in_pool,
+        )
+        self._pool_views[id(pool)] = (pool, view)
+        return view
 
     def _single(self, pool: Counter[str], taken: Mapping[Row, int]) -> Row | None:
         """A fresh row of one term: the pool's terms in a random order weighted by their
@@ -575,6 +627,17 @@ class CounterfeitFactory:
         """``co(t, term)`` for every ``t``: rows holding both (see :meth:`_cooccurrence_rows`)."""
         found = self._neighbours.get(term)
         if found is None:
+            met, counts = self._neighbour_arrays(term)
+            vocabulary = self._cooccurrence_arrays()[0]
+            found = Counter(dict(zip(vocabulary[met].tolist(), counts.tolist(), strict=True)))
+            self._neighbours[term] = found
+        return found
+
+    def _neighbour_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_neighbours_of` as arrays: the vocabulary ids of the terms ``term`` meets
+        (ascending) and how often it meets each."""
+        found = self._neighbour_ids.get(term)
+        if found is None:
             vocabulary, ids, starts, mults = self._cooccurrence_arrays()
             holding = self._by_term.get(term, ())
             if holding:
@@ -589,18 +652,10 @@ class CounterfeitFactory:
                 )
                 counts[np.searchsorted(vocabulary, term)] = 0
                 nonzero = np.flatnonzero(counts)
-                found = Counter(
-                    dict(
-                        zip(
-                            vocabulary[nonzero].tolist(),
-                            counts[nonzero].astype(np.int64).tolist(),
-                            strict=True,
-                        )
-                    )
-                )
+                found = (nonzero, counts[nonzero].astype(np.int64))
             else:
-                found = Counter()
-            self._neighbours[term] = found
+                found = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+            self._neighbour_ids[term] = found
         return found
 
     def _cooccurrence_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -9,6 +9,7 @@ certain evidence gives ``+inf`` or ``-inf``.
 
 from __future__ import annotations
 
+import array
 import itertools
 import math
 from collections.abc import Sequence
@@ -31,7 +32,10 @@ class _LogFactorials:
     """
 
     def __init__(self) -> None:
-        self.scalar: list[float] = []
+        # C doubles, not a list of float objects: the table reaches the size of the largest
+        # release (the global composition's N(T*)), and at 10M rows a list held 32 bytes an
+        # entry where these hold 8; a lookup still gives the same Python float.
+        self.scalar: array.array[float] = array.array("d")
         self.scalar_array: np.ndarray = np.zeros(0)
         self.array: np.ndarray = np.zeros(0)
 
@@ -62,7 +66,7 @@ def log_comb(n: int, k: int) -> float:
     return table[n] - table[k] - table[n - k]
 
 
-def _lc(table: list[float], n: int, k: int) -> float:
+def _lc(table: array.array[float], n: int, k: int) -> float:
     """:func:`log_comb` with the table at hand (``n`` within it): the same value."""
     if n < 0 or k < 0 or k > n:
         return -math.inf
