@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.model import PublishedCluster, PublishedRelease
-from app.core.risk.assess import assess_series
+from app.core.model import PublishedCluster, PublishedRelease, Row
+from app.core.risk.assess import assess_series, global_posteriors
 from app.core.risk.likelihood import log_likelihood_ratio, log_likelihood_ratios
-from app.core.risk.overlap import release_cover
+from app.core.risk.overlap import overlap_range, release_cover, release_overlap
 from app.core.risk.posterior import posterior
+from app.core.risk.state import SeriesState
 from tests.oracle.serial_risk import likelihoods, serial_risks
 
 ROWS = [("a",), ("b",), ("a", "b"), ("c",), ("a", "c"), ()]
@@ -130,3 +131,71 @@ def test_cover_lists_overlaps_with_their_ranges() -> None:
     assert (entry.cluster_id, entry.other_release, entry.other_cluster_id) == ("c1", 2, "c1")
     assert entry.size == 1
     assert entry.ranges == {"HIV": (0, 0)}
+
+
+def _global_beta_per_pattern(state: SeriesState, j: int) -> dict[tuple[Row, str], float]:
+    """β_global of each distinct row of release ``j`` and term, written for one row at a time
+    (formula 12 over the other whole releases): the chosen log ratios summed in release
+    order, nan skipped, certain evidence against first, then for."""
+    release = state.releases[j]
+    totals = release.totals()
+    found: dict[tuple[Row, str], float] = {}
+    for row, mult in release.row_counts.items():
+        for s, n_s in totals.items():
+            alpha = min(n_s / release.n, 1.0)
+            total, yes, no = 0.0, False, False
+            for k, other in enumerate(state.releases):
+                if k == j:
+                    continue
+                shared = release_overlap(state, j, k)
+                o = sum(shared.values())
+                held = shared.get(row, 0)
+                r = (
+                    overlap_range(n_s, release.n, other.totals().get(s, 0), other.n, o)
+                    if o
+                    else None
+                )
+                if r is None:
+                    continue
+                lr = [log_likelihood_ratio(n_s, release.n, o, r[0], r[1], z) for z in (0, 1)]
+                options = lr[:1] if held == 0 else lr[1:] if held == mult else lr
+                feasible = [v for v in options if not math.isnan(v)]
+                if not feasible:
+                    continue
+                v = max(feasible)
+                if v == math.inf:
+                    yes = True
+                elif v == -math.inf:
+                    no = True
+                else:
+                    total += v
+            if alpha <= 0.0:
+                beta = 0.0
+            elif alpha >= 1.0:
+                beta = 1.0
+            elif no:
+                beta = 0.0
+            elif yes:
+                beta = 1.0
+            else:
+                logit = math.log(alpha) - math.log1p(-alpha) + total
+                beta = (
+                    1 / (1 + math.exp(-logit))
+                    if logit >= 0
+                    else math.exp(logit) / (1 + math.exp(logit))
+                )
+            found[(row, s)] = beta
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_releases())
+def test_global_posteriors_are_the_per_row_sums_to_the_last_bit(releases: list) -> None:
+    # global_posteriors sums each pattern's evidence for all patterns at once (numpy, issue
+    # 21): the same floats as one row at a time, not merely close ones.
+    state = SeriesState.from_published(releases)
+    for j in range(len(releases)):
+        glob = global_posteriors(state, j)
+        expected = _global_beta_per_pattern(state, j)
+        got = {(row, s): b for row, p in glob.pattern_of.items() for s, b in glob.betas[p].items()}
+        assert got == expected
