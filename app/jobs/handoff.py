@@ -66,6 +66,9 @@ class HandOff:
     #: The pickled keyword arguments of ``SeriesHistory`` other than releases and ledgers.
     state: bytes = b""
     label: str | None = None
+    #: The r_th of the release's risk summary, computed in the child beside the release and
+    #: stored with it (``app.services.risk.default_r_th``); ``None``: none computed.
+    risk_r_th: float | None = None
 
 
 def pack_release(release: PublishedRelease, ledger: ReleaseLedger) -> bytes:

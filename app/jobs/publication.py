@@ -56,7 +56,8 @@ from app.observability import (
 from app.runtime import Runtime
 from app.services.memory import give_back_memory
 from app.services.publishing import CANCELLED
-from app.services.renderings import store_release_documents
+from app.services.renderings import store_release_documents, store_risk_documents
+from app.services.risk import default_r_th
 
 __all__ = ["run_job", "note_interruption"]
 
@@ -210,7 +211,7 @@ async def _publish(
     tracker("store", 5 / 6)
     flusher.cancel()
     await write_progress(runtime.db, job_id, tracker)
-    release_id = await _store(session, context, publication, computed.private_terms)
+    release_id = await _store(session, context, computed)
     published = _Published(context, computed, release_id, load_seconds, compute_seconds)
     release_no = publication.release.release_no
     report = _jsonable(publication.report)
@@ -279,6 +280,7 @@ async def _handoff(payload: bytes, context: JobContext) -> HandOff:
         releases=releases,
         state=state,
         label=context.label,
+        risk_r_th=default_r_th(series),
     )
 
 
@@ -303,12 +305,8 @@ def _phase_seconds(
     }
 
 
-async def _store(
-    session: AsyncSession,
-    context: JobContext,
-    publication: Publication,
-    private_terms: frozenset[str],
-) -> int:
+async def _store(session: AsyncSession, context: JobContext, computed: Computed) -> int:
+    publication, private_terms = computed.publication, computed.private_terms
     release, series = publication.release, context.series
     storage = storage_of(context.method)
     model = await store_publication(
@@ -327,6 +325,8 @@ async def _store(
     if not private_terms <= set(series.private_terms):
         series.private_terms = sorted(private_terms)
     await session.flush()
+    if computed.risk is not None:
+        await store_risk_documents(session, series, model, release, computed.risk)
     return model.id
 
 

@@ -53,6 +53,21 @@ async def get_release(
     return model, release
 
 
+def summary_of_model(model: Release) -> ReleaseSummary | None:
+    """:func:`summary` from the release's row alone, without loading its rows; ``None`` for
+    a release stored before its total of counterfeit rows was kept (then :func:`summary`)."""
+    if model.counterfeit_rows is None:
+        return None
+    return ReleaseSummary(
+        release_no=model.release_no,
+        label=model.label,
+        method=model.method,
+        n_rows=model.n_rows,
+        n_clusters=model.n_clusters,
+        counterfeits=model.counterfeit_rows + model.global_counterfeits,
+    )
+
+
 def summary(release: PublishedRelease, method: str) -> ReleaseSummary:
     return ReleaseSummary(
         release_no=release.release_no,

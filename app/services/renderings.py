@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.model import PublishedRelease
+from app.core.risk.assess import ReleaseRisk
 from app.db.engine import Database
 from app.db.models import Release, Series
 from app.db.repositories.reads import chunks, release_document_meta
@@ -295,6 +296,52 @@ async def risk_document(
             return Document(meta, gzip, identity)
         meta = await _stored(session, model.id, key)
     return await _with_bytes(db, meta)
+
+
+async def risk_summary_bytes(
+    session: AsyncSession,
+    db: Database,
+    series: Series,
+    release_no: int,
+    r_th: float | None,
+    sees_private: bool,
+) -> bytes:
+    """The JSON of :func:`risk_document` (filed by the publication for its default
+    threshold, else computed and filed now)."""
+    document = await risk_document(session, db, series, release_no, r_th, sees_private)
+    if document.identity is not None:
+        return document.identity
+    meta = document.meta
+    parts = [part async for part in stream_document(db, meta, False, 0, meta.identity_size - 1)]
+    return b"".join(parts)
+
+
+async def store_risk_documents(
+    session: AsyncSession,
+    series: Series,
+    model: Release,
+    release: PublishedRelease,
+    computed: ReleaseRisk,
+) -> None:
+    """File the new release's risk summary, computed beside it by the publication (its
+    ``r_th`` is the series' default), for both audiences, in the publication's transaction:
+    the ``wait=true`` answer and the release's first ``GET .../risk`` read it instead of
+    loading the whole series into the API (:func:`risk_document` computes it only for a
+    threshold, or a count of releases, that nothing filed)."""
+    n_releases = await ReleaseRepository(session).count(series.id)
+    for sees_private in (False, True):
+        cf, public = await risk.counterfeits_for(session, model, release, sees_private)
+        summary = risk.risk_summary(
+            computed,
+            release,
+            cf,
+            public,
+            await risk.suppressed_for(session, model, sees_private),
+            risk.in_clear_as_of_now(series, release),
+        )
+        key = risk_key(n_releases, computed.r_th, sees_private)
+        rendered = render_document(summary.model_dump(mode="json"))
+        await insert_document(session, model.id, key, rendered, CHUNK_BYTES)
 
 
 async def _chunk(db: Database, meta: DocumentMeta, seq: int) -> bytes:

@@ -341,14 +341,66 @@ async def test_risk_summary_is_stored_per_number_of_releases(
     assert other.json()["r_th"] == 3.0
     with psycopg.connect(libpq_url(database_url)) as conn:
         keys = [
-            k
-            for (k,) in conn.execute(
-                "SELECT key FROM rendered_documents WHERE key LIKE 'risk/%' ORDER BY key"
+            (n, k)
+            for (n, k) in conn.execute(
+                "SELECT r.release_no, d.key FROM rendered_documents d "
+                "JOIN releases r ON r.id = d.release_id WHERE d.key LIKE 'risk/%' "
+                "ORDER BY r.release_no, d.key"
             )
         ]
-    assert keys == ["risk/1/2.0/private", "risk/2/2.0/private", "risk/2/3.0/private"]
+    # Each publication files its release's summary for the default r_th, for both audiences
+    # (issue 21: the API no longer assesses the series for it); the rest were asked for.
+    assert keys == [
+        (1, "risk/1/2.0/private"),
+        (1, "risk/1/2.0/public"),
+        (1, "risk/2/2.0/private"),
+        (1, "risk/2/3.0/private"),
+        (2, "risk/2/2.0/private"),
+        (2, "risk/2/2.0/public"),
+    ]
     analyst = await create_key(client, "analyst")
     assert (await client.get(url, headers={**analyst, "If-None-Match": "*"})).status_code == 403
+
+
+async def test_the_wait_answer_reads_the_risk_its_job_filed(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The API used to load every release of the series and assess the new one for the
+    # wait=true answer (9.2 GiB at 10,000,000 lines, issue 21): now the job files it.
+    from app.services import risk
+
+    calls: list[int] = []
+    real = risk.assess
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(risk, "assess", counted)
+    await create_series(client)
+    publisher = await create_key(client, "publisher", "prison-health")
+    answers = []
+    for release in (1, 2):
+        posted = await client.post(
+            "/v1/series/prison-health/releases?wait=true", json=body(release), headers=publisher
+        )
+        assert posted.status_code == 201, posted.text
+        answers.append(posted.json())
+    assert calls == []
+    auditor = await create_key(client, "auditor")
+    read = await client.get("/v1/series/prison-health/releases/2/risk", headers=auditor)
+    assert calls == []
+    # The same summary as the risk of the series, which assesses every release afresh; the
+    # publisher's answer is the public one (published counterfeits, no suppression counts).
+    fresh = (await client.get("/v1/series/prison-health/risk", headers=auditor)).json()[1]
+    assert read.json() == fresh
+
+    def risk_only(summary: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in summary.items() if k not in ("perturbation", "suppressed")}
+
+    assert risk_only(answers[1]["risk"]) == risk_only(fresh)
+    assert answers[1]["risk"]["perturbation"]["published_only"] is True
+    assert answers[1]["release"]["n_rows"] == fresh["n_rows"]
 
 
 async def test_render_command_fills_releases_stored_before_renderings(
