@@ -19,8 +19,9 @@ from app.core.attacks.settings import AuditSettings
 from app.core.history import SeriesHistory
 from app.core.methods import Method
 from app.db.models import Job, Series
+from app.db.repositories.release_load import RELEASE_CACHE
 from app.methods.registry import get_method
-from app.services.history import load_keyed_history
+from app.services.history import PackedHistory, load_keyed_history, load_packed_history
 from app.services.semantic_audit import audit_settings
 from app.services.series import echoed_params, effective_params
 
@@ -42,8 +43,11 @@ class JobContext:
     echoed: dict[str, Any]
     #: The series' semantic audit (disabled when absent): run after the release commits.
     audit: AuditSettings
-    #: The series' past, oldest release first, as read under the series' lock.
-    history: SeriesHistory
+    #: The series' past, oldest release first, as read under the series' lock: each release
+    #: as a compute child packed it (``packed``), or, when a release stored before packs were
+    #: kept has none, every release read into objects (``history``); the other is ``None``.
+    history: SeriesHistory | None
+    packed: PackedHistory | None
     #: The past releases' primary keys, in the history's order (the worker's cache keys).
     release_ids: tuple[int, ...]
     #: The release's label, and the private terms the upload added (the job's row).
@@ -54,7 +58,12 @@ class JobContext:
 async def build_context(session: AsyncSession, job: Job, series: Series) -> JobContext:
     """The context of ``job``, whose series' lock ``session`` holds; loads the history."""
     method = get_method(series.method)
-    history, release_ids = await load_keyed_history(session, series, method)
+    history: SeriesHistory | None = None
+    packed = await load_packed_history(session, series, method, RELEASE_CACHE.get_packed)
+    if packed is None:
+        history, release_ids = await load_keyed_history(session, series, method)
+    else:
+        release_ids = packed.release_ids
     return JobContext(
         job_id=job.id,
         series=series,
@@ -63,6 +72,7 @@ async def build_context(session: AsyncSession, job: Job, series: Series) -> JobC
         echoed=echoed_params(series, method),
         audit=audit_settings(series),
         history=history,
+        packed=packed,
         release_ids=tuple(release_ids),
         label=job.label,
         extra_private_terms=tuple(job.extra_private_terms),

@@ -125,10 +125,15 @@ def pack_history(
         blob if blob is not None else pack_release(release, ledger)
         for blob, release, ledger in zip(packed, history.releases, history.ledgers, strict=True)
     ]
-    state = pickle.dumps(
+    return blobs, pack_state(history)
+
+
+def pack_state(history: SeriesHistory) -> bytes:
+    """The fields of ``history`` other than its releases and ledgers, pickled (what
+    :func:`unpack_history` reads beside the packed releases)."""
+    return pickle.dumps(
         {"statistics": history.statistics, "signatures": history.signatures}, protocol=_PROTOCOL
     )
-    return blobs, state
 
 
 def unpack_history(releases: Sequence[bytes], state: bytes) -> SeriesHistory:

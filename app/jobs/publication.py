@@ -36,12 +36,13 @@ from app.db.locks import LockSpace, xact_lock
 from app.db.models import Job, Series
 from app.db.repositories.jobs import JobRepository
 from app.db.repositories.release_load import RELEASE_CACHE
+from app.db.repositories.release_packs import store_pack
 from app.db.repositories.release_store import store_publication
 from app.errors import AppError, from_core
 from app.jobs.audit import ATTACK_PHASE, AUDIT_START, audit_publication
 from app.jobs.compute import Computed, publish_isolated
 from app.jobs.context import JobContext, build_context
-from app.jobs.handoff import HandOff, pack_history
+from app.jobs.handoff import HandOff, pack_history, pack_state
 from app.jobs.processes import current_process
 from app.jobs.progress import ProgressTracker, flush_progress, write_progress
 from app.methods.storage import storage_of
@@ -264,11 +265,15 @@ async def _handoff(payload: bytes, context: JobContext) -> HandOff:
     """The compute child's input. Past releases this worker has packed before (or whose
     child packed them) are reused; the others are packed now, off the event loop, and kept
     beside the cached releases for the series' next job."""
-    cached = [RELEASE_CACHE.get_packed(i) for i in context.release_ids]
-    releases, state = await asyncio.to_thread(pack_history, context.history, cached)
-    for release_id, old, blob in zip(context.release_ids, cached, releases, strict=True):
-        if old is None:
-            RELEASE_CACHE.put_packed(release_id, blob)
+    if context.packed is not None:
+        releases, state = context.packed.releases, pack_state(context.packed.state)
+    else:
+        assert context.history is not None
+        cached = [RELEASE_CACHE.get_packed(i) for i in context.release_ids]
+        releases, state = await asyncio.to_thread(pack_history, context.history, cached)
+        for release_id, old, blob in zip(context.release_ids, cached, releases, strict=True):
+            if old is None:
+                RELEASE_CACHE.put_packed(release_id, blob)
     series = context.series
     return HandOff(
         method=context.method.name,
@@ -319,6 +324,8 @@ async def _store(session: AsyncSession, context: JobContext, computed: Computed)
     )
     if release.layout is not None:
         await storage.store_layout(session, model.id, release.layout)
+    # The child's own bytes, for the series' next job (README, "How it works"; issue 21).
+    await store_pack(session, model.id, computed.packed)
     # Rendered in the publication's transaction: no release is ever without its bytes.
     await store_release_documents(session, series.name, model, release)
     await storage.store_state(session, series.id, publication)

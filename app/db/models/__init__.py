@@ -10,6 +10,7 @@ from app.db.models.release import (
     PublishedRow,
     Release,
     ReleaseLedger,
+    ReleasePack,
     Term,
 )
 from app.db.models.rendering import RenderedChunk, RenderedDocument
@@ -32,6 +33,7 @@ __all__ = [
     "PublishedRow",
     "Release",
     "ReleaseLedger",
+    "ReleasePack",
     "RenderedChunk",
     "RenderedDocument",
     "Series",
