@@ -10,9 +10,11 @@ database per size, created and dropped here), posts each release as
 ``GET /v1/jobs/{id}``: ``upload+parse`` (API: body received and parsed, job queued), then the
 worker's ``load`` (history from PostgreSQL or the worker's cache), ``prepare`` (payload to
 transactions), ``ipc`` (compute child start, input through the pipe), the core's ``anony``,
-``bp``, ``fp1``, ``fp2``, ``verify`` and ``store`` (release, rows, ledgers, renderings; the
-commit follows). The peak RSS of the API process, the worker and the worker's children
-(the compute child per job) is sampled with psutil every 0.1 s.
+``bp``, ``fp1``, ``fp2``, ``verify``, ``risk`` (the new release's risk summary, filed with
+it) and ``store`` (release, rows, ledgers, its pack, renderings; the commit follows). After
+each release, the seconds of its first reads (``reads``): the risk summary, and the first
+byte of the release's NDJSON and JSON (gzip). The peak RSS of the API process, the worker and
+the worker's children (the compute child per job) is sampled with psutil every 0.1 s.
 
     python -m benchmarks.e2e_publish --sizes 100000 300000 1000000 --releases 5 \\
         --database-url postgresql+psycopg://postgres@127.0.0.1:5432/postgres
@@ -45,7 +47,19 @@ from benchmarks.service import ADMIN, free_port, service_env, wait_ready
 
 DATA = corpus_file(BMS_WEBVIEW_2)
 RESULTS = Path(__file__).resolve().parent / "results" / "e2e_publish.jsonl"
-PHASES = ("upload+parse", "load", "prepare", "ipc", "anony", "bp", "fp1", "fp2", "verify", "store")
+PHASES = (
+    "upload+parse",
+    "load",
+    "prepare",
+    "ipc",
+    "anony",
+    "bp",
+    "fp1",
+    "fp2",
+    "verify",
+    "risk",
+    "store",
+)
 
 
 class PeakRss:
@@ -221,7 +235,27 @@ def post(client: httpx.Client, name: str, lines: list[bytes]) -> dict[str, Any]:
         "rows": body["release"]["n_rows"],
         "wall": wall,
         "phases": job["phase_seconds"],
+        "reads": reads(client, name, job["release_no"]),
     }
+
+
+def reads(client: httpx.Client, name: str, release_no: int) -> dict[str, float]:
+    """Seconds of the new release's first reads (issue 21 item 2): its risk summary (whole
+    answer), and the first byte of its NDJSON and of its JSON, gzip, streamed."""
+    url = f"/v1/series/{name}/releases/{release_no}"
+    started = time.perf_counter()
+    risk = client.get(f"{url}/risk", headers=ADMIN)
+    risk.raise_for_status()
+    out = {"risk_s": round(time.perf_counter() - started, 4)}
+    for key, params in (("ndjson_first_byte_s", {"format": "ndjson"}), ("json_first_byte_s", {})):
+        started = time.perf_counter()
+        with client.stream(
+            "GET", url, params=params, headers={**ADMIN, "Accept-Encoding": "gzip"}
+        ) as streamed:
+            streamed.raise_for_status()
+            next(streamed.iter_raw())
+            out[key] = round(time.perf_counter() - started, 4)
+    return out
 
 
 def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
@@ -278,6 +312,7 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
             )
             out.append(result)
             print(row(result), flush=True)
+            print(f"  first reads (s): {result['reads']}", file=sys.stderr, flush=True)
             with RESULTS.open("a") as sink:
                 sink.write(json.dumps(result) + "\n")
     rss.stop()
