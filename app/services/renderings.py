@@ -330,15 +330,7 @@ async def store_risk_documents(
     threshold, or a count of releases, that nothing filed)."""
     n_releases = await ReleaseRepository(session).count(series.id)
     for sees_private in (False, True):
-        cf, public = await risk.counterfeits_for(session, model, release, sees_private)
-        summary = risk.risk_summary(
-            computed,
-            release,
-            cf,
-            public,
-            await risk.suppressed_for(session, model, sees_private),
-            risk.in_clear_as_of_now(series, release),
-        )
+        summary = await risk.summary_for(session, series, model, release, computed, sees_private)
         key = risk_key(n_releases, computed.r_th, sees_private)
         rendered = render_document(summary.model_dump(mode="json"))
         await insert_document(session, model.id, key, rendered, CHUNK_BYTES)

@@ -41,6 +41,7 @@ from app.services.series import effective_params, risk_threshold
 __all__ = [
     "assess",
     "risk_summary",
+    "summary_for",
     "release_risk",
     "release_risk_as_of",
     "series_risk",
@@ -139,6 +140,27 @@ async def suppressed_for(
     return await ReleaseRepository(session).suppressed(model.id)
 
 
+async def summary_for(
+    session: AsyncSession,
+    series: Series,
+    model: Release,
+    release: PublishedRelease,
+    risk: ReleaseRisk,
+    sees_private: bool,
+) -> RiskSummary:
+    """The risk body of ``release`` for its audience: :func:`risk_summary` with the
+    counterfeits and suppressed copies it may see and the terms it prints in clear now."""
+    cf, public = await counterfeits_for(session, model, release, sees_private)
+    return risk_summary(
+        risk,
+        release,
+        cf,
+        public,
+        await suppressed_for(session, model, sees_private),
+        in_clear_as_of_now(series, release),
+    )
+
+
 async def _release_index(
     session: AsyncSession, series: Series, release_no: int
 ) -> tuple[list[Release], list[PublishedRelease], int]:
@@ -157,15 +179,7 @@ async def release_risk(
 ) -> RiskSummary:
     models, releases, i = await _release_index(session, series, release_no)
     risk = await assess(series.id, releases, i, r_th or default_r_th(series))
-    cf, public = await counterfeits_for(session, models[i], releases[i], sees_private)
-    return risk_summary(
-        risk,
-        releases[i],
-        cf,
-        public,
-        await suppressed_for(session, models[i], sees_private),
-        in_clear_as_of_now(series, releases[i]),
-    )
+    return await summary_for(session, series, models[i], releases[i], risk, sees_private)
 
 
 async def release_risk_as_of(
@@ -174,14 +188,8 @@ async def release_risk_as_of(
     """The risk summary and the number of releases it counts (its cache key)."""
     models, releases, i = await _release_index(session, series, release_no)
     risk = await assess(series.id, releases, i, r_th)
-    cf, public = await counterfeits_for(session, models[i], releases[i], sees_private)
-    return len(models), risk_summary(
-        risk,
-        releases[i],
-        cf,
-        public,
-        await suppressed_for(session, models[i], sees_private),
-        in_clear_as_of_now(series, releases[i]),
+    return len(models), await summary_for(
+        session, series, models[i], releases[i], risk, sees_private
     )
 
 
@@ -192,17 +200,7 @@ async def series_risk(
     result = []
     for i, (model, release) in enumerate(zip(models, releases, strict=True)):
         risk = await assess(series.id, releases, i, r_th or default_r_th(series))
-        cf, public = await counterfeits_for(session, model, release, sees_private)
-        result.append(
-            risk_summary(
-                risk,
-                release,
-                cf,
-                public,
-                await suppressed_for(session, model, sees_private),
-                in_clear_as_of_now(series, release),
-            )
-        )
+        result.append(await summary_for(session, series, model, release, risk, sees_private))
     return result
 
 
