@@ -128,7 +128,9 @@ def _child(
 def _publish_in_child(
     conn: multiprocessing.connection.Connection, handoff: HandOff, progress: ProgressCallback
 ) -> None:
-    history = unpack_history(handoff.releases, handoff.state)
+    # The core reads a past ledger's totals only: its per-cluster part is dropped as each
+    # release is unpacked (unpack_history).
+    history = unpack_history(handoff.releases, handoff.state, cluster_ledgers=False)
     handoff.releases, handoff.state = [], b""  # the bytes are not needed past this point
     # ``prepare`` runs from here to the core's first phase: the transactions built from the
     # payload, then validated by ``pipeline.publish``.

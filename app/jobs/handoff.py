@@ -136,10 +136,24 @@ def pack_state(history: SeriesHistory) -> bytes:
     )
 
 
-def unpack_history(releases: Sequence[bytes], state: bytes) -> SeriesHistory:
-    """The :class:`SeriesHistory` of :func:`pack_history`'s output."""
+def unpack_history(
+    releases: Sequence[bytes], state: bytes, *, cluster_ledgers: bool = True
+) -> SeriesHistory:
+    """The :class:`SeriesHistory` of :func:`pack_history`'s output.
+
+    ``cluster_ledgers=False`` drops each past ledger's per-cluster part as soon as its release
+    is unpacked, keeping its totals (``suppressed``, ``global_bag_counterfeits``): what the
+    core reads of a past ledger (Sanony's series suppression budget, Kanony's bag). A
+    10,000,000-line release has about a million cluster ledgers, about 0.35 GiB in a compute
+    child that never reads them (issue 21 item 2); ``tests/jobs/test_handoff.py`` publishes
+    with and without them for every method and compares."""
     with collector_paused():
-        pairs = [unpack_release(blob) for blob in releases]
+        pairs = []
+        for blob in releases:
+            release, ledger = unpack_release(blob)
+            if not cluster_ledgers:
+                ledger.clusters = []
+            pairs.append((release, ledger))
         return SeriesHistory(
             releases=[r for r, _ in pairs],
             ledgers=[led for _, led in pairs],

@@ -3,10 +3,14 @@ the transactions built from the payload, equal to what the worker built before."
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
+from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
-from app.core.model import ClusterLedger, ReleaseLedger, release_from_counts
+from app.core.model import ClusterLedger, ReleaseLedger, Transaction, release_from_counts
+from app.core.pipeline import publish
 from app.io.compact import CorpusBuilder, Limits
 from app.jobs.handoff import (
     HandOff,
@@ -16,6 +20,7 @@ from app.jobs.handoff import (
     unpack_history,
     unpack_release,
 )
+from app.methods.registry import get_method, method_names
 from app.services.payload import decode_corpus, encode_corpus, publication_input
 
 
@@ -75,3 +80,47 @@ def test_prepare_builds_what_the_worker_built() -> None:
     expected = publication_input(decode_corpus(payload), ["HIV"], ["Arson"], "casefold")
     assert prepare(handoff) == expected
     assert expected[1] == {"HIV", "Arson"}
+
+
+def _corpus(release: int) -> list[Transaction]:
+    """60 records with individuals, half of them carried over from the release before."""
+    rng = random.Random(release)
+    rows = []
+    for i in range(60):
+        terms = set(rng.sample([f"t{k}" for k in range(10)], rng.randint(1, 3)))
+        if rng.random() < 0.4:
+            terms.add(rng.choice(["HIV", "cancer"]))
+        rows.append(Transaction(frozenset(terms), f"p{i + 30 * (release - 1)}"))
+    return rows
+
+
+def _outcome(name: str, history: SeriesHistory, params: object) -> object:
+    try:
+        publication = publish(name, history, _corpus(3), PRIVATE, params)
+    except PublicationFailed as failed:
+        return ("refused", failed.message)
+    report = {k: v for k, v in publication.report.items() if k != "seconds"}
+    return publication.release, publication.ledger, report
+
+
+PRIVATE = frozenset({"HIV", "cancer"})
+
+
+@pytest.mark.parametrize("name", method_names())
+def test_the_core_reads_no_past_cluster_ledger(name: str) -> None:
+    # The compute child drops the past ledgers' per-cluster part (unpack_history,
+    # cluster_ledgers=False): every method must publish the same release without it.
+    method = get_method(name)
+    params = method.parse({"seed": 7} if "seed" in method.parameters else None)
+    history = SeriesHistory()
+    for release in (1, 2):
+        publication = publish(name, history, _corpus(release), PRIVATE, params)
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+    blobs, state = pack_history(history, [None] * len(history.releases))
+    full = unpack_history(blobs, state)
+    trimmed = unpack_history(blobs, state, cluster_ledgers=False)
+    assert all(not ledger.clusters for ledger in trimmed.ledgers)
+    # Disassociation publishes chunks, not Anony clusters: its ledgers have none to drop.
+    assert any(ledger.clusters for ledger in full.ledgers) or name == "disassociation"
+    assert _outcome(name, trimmed, params) == _outcome(name, full, params)
