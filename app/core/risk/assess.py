@@ -24,6 +24,7 @@ import numpy as np
 from app.core.model import PublishedRelease, Row
 from app.core.risk.likelihood import log_likelihood_ratio
 from app.core.risk.overlap import Overlap, cluster_cover, overlap_range, release_overlap
+from app.core.risk.pattern_evidence import PatternEvidence, inputs_of, pattern_evidence
 from app.core.risk.posterior import Evidence, best_ratio
 from app.core.risk.state import ClusterRef, SeriesState
 
@@ -173,10 +174,8 @@ def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
     betas: list[dict[str, float]] = [{} for _ in patterns]
     if not patterns:
         return GlobalPosteriors(pattern_of, betas)
-    # codes[p, r]: pattern p's z code in other release r; a term's log ratios are picked
-    # from a (3, R) table per release, z = 0, z = 1 and the better of the two (code 2).
+    # codes[p, r]: pattern p's z code in other release r, every pattern summed at once.
     codes = np.array(list(patterns), dtype=np.intp).reshape(len(patterns), len(others))
-    columns = np.arange(len(others))
     for s, n_s in totals.items():
         alpha = min(n_s / n, 1.0)
         if alpha <= 0.0 or alpha >= 1.0:
@@ -184,40 +183,23 @@ def global_posteriors(state: SeriesState, j: int) -> GlobalPosteriors:
             for p in range(len(patterns)):
                 betas[p][s] = 0.0 if alpha <= 0.0 else 1.0
             continue
-        # Per other release: log ratios for z = 0, z = 1 and the better one; nan where the
-        # release says nothing of s (no overlap or no feasible range: skipped as Evidence
-        # skips nan).
-        table = np.full((3, len(others)), np.nan)
-        for r, (other_totals, other_n, o) in enumerate(sides):
-            found = overlap_range(n_s, n, other_totals.get(s, 0), other_n, o) if o else None
-            if found is None:
-                continue
-            lr0 = log_likelihood_ratio(n_s, n, o, found[0], found[1], 0)
-            lr1 = log_likelihood_ratio(n_s, n, o, found[0], found[1], 1)
-            table[0, r], table[1, r], table[2, r] = lr0, lr1, best_ratio((lr0, lr1))
-        chosen = table[codes, columns]
-        betas_of_s = _posteriors(alpha, chosen)
-        for p, beta in enumerate(betas_of_s):
+        _, _, ranges = inputs_of(s, n_s, n, sides)
+        for p, beta in enumerate(_posteriors(alpha, pattern_evidence(n_s, n, ranges, codes))):
             betas[p][s] = beta
     return GlobalPosteriors(pattern_of, betas)
 
 
-def _posteriors(alpha: float, chosen: np.ndarray) -> list[float]:
-    """Formula 12 for each row of ``chosen`` (patterns x releases of log ratios, nan where
-    a release gives no evidence), as :class:`~app.core.risk.posterior.Evidence` computes it
-    for one pattern at a time: finite ratios summed in release order (a skipped one adds
-    +0.0, which leaves every float sum as it was), certain evidence counted. Same floats:
-    the sums are IEEE additions in the same order, and the logistic is Python's ``math``."""
-    total = np.zeros(chosen.shape[0])
-    for r in range(chosen.shape[1]):
-        column = chosen[:, r]
-        total += np.where(np.isfinite(column), column, 0.0)
-    against = (chosen == -np.inf).any(axis=1)
-    certain = (chosen == np.inf).any(axis=1)
+def _posteriors(alpha: float, evidence: PatternEvidence) -> list[float]:
+    """Formula 12 for each pattern of ``evidence``, as :meth:`Evidence.posterior` computes it
+    for one (0 < α < 1): certain evidence against first, then for, else the logistic of the
+    log-odds with Python's ``math``."""
     base = math.log(alpha) - math.log1p(-alpha)
     out: list[float] = []
     for logit, no, yes in zip(
-        (base + total).tolist(), against.tolist(), certain.tolist(), strict=True
+        (base + evidence.total).tolist(),
+        (evidence.certain_against > 0).tolist(),
+        (evidence.certain_for > 0).tolist(),
+        strict=True,
     ):
         if no:
             out.append(0.0)

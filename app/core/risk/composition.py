@@ -45,19 +45,20 @@ import numpy as np
 
 from app.core.model import Row
 from app.core.risk.assess import serial_risk
-from app.core.risk.likelihood import RatioKey, log_likelihood_ratio, log_likelihood_ratios
-from app.core.risk.overlap import overlap_range
-from app.core.risk.posterior import Evidence, best_ratio
+from app.core.risk.likelihood import RatioKey, log_likelihood_ratios
+from app.core.risk.pattern_evidence import (
+    Inputs,
+    PatternEvidence,
+    inputs_of,
+    pattern_evidence,
+    side_options,
+)
 from app.core.risk.state import SeriesState
 
 __all__ = ["GlobalComposition", "Pattern", "z_code"]
 
 #: A row's z code in the overlap with each other whole release, in release order.
 Pattern = tuple[int, ...]
-
-#: What a term's evidence is computed from: ``N(s)``, ``N`` of the release, and per other
-#: release ``(N(O), r1, r2)`` (formulas 6, 13, 14), or ``None`` where the range is empty.
-_Inputs = tuple[int, int, tuple[tuple[int, int, int] | None, ...]]
 
 #: Terms of the new release summed together (:meth:`GlobalComposition._over_block`): arrays
 #: of this many terms times the release's patterns.
@@ -95,7 +96,7 @@ class _Term:
     the limit with their serial risk. For a published release whose fixed part is kept
     (:class:`_Fixed`), ``inputs`` holds ``j``'s side only: the others do not move."""
 
-    inputs: _Inputs
+    inputs: Inputs
     rate: float
     patterns: int
     over: list[tuple[Pattern, float]]
@@ -113,14 +114,14 @@ class _Fixed:
     #: ``(totals, N, N(O))`` of every other release but ``j``, in release order.
     sides: list[tuple[Counter[str], int, int]]
     #: Per term, the inputs of formula 12 over the fixed releases.
-    inputs: dict[str, _Inputs] = field(default_factory=dict)
+    inputs: dict[str, Inputs] = field(default_factory=dict)
     #: Per such inputs, the highest sum of a fixed pattern without certain evidence against
     #: s, and whether one holds certain evidence for it: enough to rule a term out without
     #: its arrays (:meth:`GlobalComposition._ruled_out`).
-    peaks: dict[_Inputs, tuple[float, bool]] = field(default_factory=dict)
+    peaks: dict[Inputs, tuple[float, bool]] = field(default_factory=dict)
     #: Per such inputs, the evidence of every fixed pattern, kept only for terms some round
     #: could not rule out: terms whose inputs are equal share it (the same additions).
-    evidence: dict[_Inputs, _Evidences] = field(default_factory=dict)
+    evidence: dict[Inputs, PatternEvidence] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -195,10 +196,10 @@ class GlobalComposition:
         # Where release k keeps a fixed part, j's side is the only input that moves.
         sides = self._sides(k, cache, None, None)
         totals = self._totals(k)
-        stale: list[tuple[str, _Inputs, float]] = []
+        stale: list[tuple[str, Inputs, float]] = []
         for s, n_s in totals.items():
             rate = release.rates.get(s, 0.0)
-            inputs = _inputs(s, n_s, release.n, sides)
+            inputs = inputs_of(s, n_s, release.n, sides)
             term = cache.terms.get(s)
             if (
                 term is None
@@ -210,7 +211,7 @@ class GlobalComposition:
         if cache.fixed is not None:
             self._prepare_fixed(k, cache, [(s, inputs[0]) for s, inputs, _ in stale])
             # Terms whose rows cannot reach the limit whatever j's side adds need no arrays.
-            judged: list[tuple[str, _Inputs, float]] = []
+            judged: list[tuple[str, Inputs, float]] = []
             for s, inputs, rate in stale:
                 if self._ruled_out(cache, s, inputs, rate):
                     cache.terms[s] = _Term(inputs, rate, cache.version, [])
@@ -315,7 +316,7 @@ class GlobalComposition:
                 n_s, rate = self._totals(k).get(s, 0), release.rates.get(s, 0.0)
             if not n_s:
                 continue
-            inputs = _inputs(s, n_s, n, self._sides(k, cache, s, c, extra_rows))
+            inputs = inputs_of(s, n_s, n, self._sides(k, cache, s, c, extra_rows))
             if cache.fixed is not None:
                 self._prepare_fixed(k, cache, [(s, n_s)])
                 if self._ruled_out(cache, s, inputs, rate):
@@ -325,7 +326,7 @@ class GlobalComposition:
                 # The rows added are outside every overlap: judge that pattern too.
                 listed = [*listed, (0,) * len(cache.others)]
                 codes = np.vstack([cache.codes, np.zeros((1, len(cache.others)), np.int64)])
-                evidence_of = partial(_evidence, *inputs, codes)
+                evidence_of = partial(pattern_evidence, *inputs, codes)
             if self._over(inputs, rate, listed, evidence_of):
                 return True
         return False
@@ -445,11 +446,11 @@ class GlobalComposition:
         fixed = cache.fixed
         assert fixed is not None
         n = self.state.releases[k].n
-        missing: list[_Inputs] = []
+        missing: list[Inputs] = []
         for s, n_s in terms:
             if s in fixed.inputs:
                 continue
-            inputs = _inputs(s, n_s, n, fixed.sides)
+            inputs = inputs_of(s, n_s, n, fixed.sides)
             fixed.inputs[s] = inputs
             if inputs not in fixed.peaks:
                 missing.append(inputs)
@@ -458,9 +459,9 @@ class GlobalComposition:
         log_likelihood_ratios([key for inputs in missing for key in _ratio_keys(inputs)])
         for inputs in missing:
             if inputs not in fixed.peaks:
-                fixed.peaks[inputs] = _peak(_evidence(*inputs, fixed.codes))
+                fixed.peaks[inputs] = _peak(pattern_evidence(*inputs, fixed.codes))
 
-    def _ruled_out(self, cache: _Release, s: str, inputs: _Inputs, rate: float) -> bool:
+    def _ruled_out(self, cache: _Release, s: str, inputs: Inputs, rate: float) -> bool:
         """Whether no pattern of a published release can be a candidate of
         :func:`_candidates` for the term, from the fixed part's peak and ``j``'s side
         (``inputs``) alone; exact, as the float sums only grow with what is added: a pattern's
@@ -473,7 +474,7 @@ class GlobalComposition:
             return False
         return _below_line(peak, inputs, self.limit * rate)
 
-    def _own_ruled_out(self, inputs: _Inputs, rate: float) -> bool:
+    def _own_ruled_out(self, inputs: Inputs, rate: float) -> bool:
         """Whether no pattern of release ``j`` can be a candidate of :func:`_candidates` for
         the term: the largest log ratio a pattern may take from each other release, summed
         in release order, leaves the log-odds at or below the candidates' line. Exact, as
@@ -483,29 +484,31 @@ class GlobalComposition:
         the blocks summed every term of the release, every round, for 18% of the time."""
         return _below_line(0.0, inputs, self.limit * rate)
 
-    def _evidence_of(self, cache: _Release, s: str, inputs: _Inputs) -> Callable[[], _Evidences]:
+    def _evidence_of(
+        self, cache: _Release, s: str, inputs: Inputs
+    ) -> Callable[[], PatternEvidence]:
         """The evidence of every listed pattern of a release for the term: summed over every
         side, or the fixed part's sums with ``j``'s column added (the same additions)."""
         fixed = cache.fixed
         if fixed is None:
-            return lambda: _evidence(*inputs, cache.codes)
+            return lambda: pattern_evidence(*inputs, cache.codes)
         key = fixed.inputs[s]
 
-        def extended() -> _Evidences:
+        def extended() -> PatternEvidence:
             part = fixed.evidence.get(key)
             if part is None:
-                part = fixed.evidence[key] = _compact(_evidence(*key, fixed.codes))
+                part = fixed.evidence[key] = _compact(pattern_evidence(*key, fixed.codes))
             return _extend(part, cache.fixed_rows, inputs, cache.codes[:, -1])
 
         return extended
 
     def _over_block(
-        self, block: list[tuple[str, _Inputs, float]], listed: list[Pattern], codes: np.ndarray
+        self, block: list[tuple[str, Inputs, float]], listed: list[Pattern], codes: np.ndarray
     ) -> list[list[tuple[Pattern, float]]]:
         """:meth:`_over` of several terms of one release at once: per other release, the
         chosen log ratio of every (term, pattern) added to the sums, the very additions
-        :func:`_evidence` makes per term (a side that says nothing of a term adds 0.0, which
-        leaves its sums as they are)."""
+        :func:`pattern_evidence` makes per term (a side that says nothing of a term adds
+        0.0, which leaves its sums as they are)."""
         if not listed:
             return [[] for _ in block]
         sides = codes.shape[1]
@@ -513,10 +516,7 @@ class GlobalComposition:
         for t, (_, (n_s, n, ranges), _) in enumerate(block):
             for i, side in enumerate(ranges):
                 if side is not None:
-                    o, r1, r2 = side
-                    lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
-                    lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
-                    values[t, i] = (lr0, lr1, best_ratio((lr0, lr1)))
+                    values[t, i] = side_options(n_s, n, side)
         shape = (len(block), len(listed))
         certain_for = np.zeros(shape, dtype=np.int64)
         certain_against = np.zeros(shape, dtype=np.int64)
@@ -536,17 +536,17 @@ class GlobalComposition:
                 inputs,
                 rate,
                 listed,
-                partial(_Evidences, certain_for[t], certain_against[t], total[t]),
+                partial(PatternEvidence, certain_for[t], certain_against[t], total[t]),
             )
             for t, (_, inputs, rate) in enumerate(block)
         ]
 
     def _over(
         self,
-        inputs: _Inputs,
+        inputs: Inputs,
         rate: float,
         listed: list[Pattern],
-        evidence_of: Callable[[], _Evidences],
+        evidence_of: Callable[[], PatternEvidence],
     ) -> list[tuple[Pattern, float]]:
         """The patterns whose serial risk for the term exceeds the limit, with that risk."""
         n_s, n, _ = inputs
@@ -562,22 +562,7 @@ class GlobalComposition:
         return over
 
 
-@dataclass(slots=True)
-class _Evidences:
-    """The evidence of every pattern of one term: counts of certain evidence and the summed
-    finite log ratios, as :class:`Evidence` holds them for one pattern."""
-
-    certain_for: np.ndarray
-    certain_against: np.ndarray
-    total: np.ndarray
-
-    def at(self, p: int) -> Evidence:
-        return Evidence(
-            int(self.certain_for[p]), int(self.certain_against[p]), float(self.total[p])
-        )
-
-
-def _below_line(start: float, inputs: _Inputs, bound: float) -> bool:
+def _below_line(start: float, inputs: Inputs, bound: float) -> bool:
     """Whether a pattern's log-odds stay at or below :func:`_candidates`' line for ``bound``
     however it reads each side of ``inputs``: ``start`` (a sum already made) plus, side after
     side in order, the largest of the side's options (+0.0 where not finite), as the sums
@@ -593,10 +578,7 @@ def _below_line(start: float, inputs: _Inputs, bound: float) -> bool:
     for side in ranges:
         if side is None:
             continue
-        o, r1, r2 = side
-        lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
-        lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
-        options = (lr0, lr1, best_ratio((lr0, lr1)))
+        options = side_options(n_s, n, side)
         if math.inf in options:
             return False
         top = top + max(v if math.isfinite(v) else 0.0 for v in options)
@@ -605,48 +587,12 @@ def _below_line(start: float, inputs: _Inputs, bound: float) -> bool:
     return not math.log(alpha) - math.log1p(-alpha) + top > line
 
 
-def _inputs(s: str, n_s: int, n: int, sides: list[tuple[Counter[str], int, int]]) -> _Inputs:
-    ranges: list[tuple[int, int, int] | None] = []
-    for other_totals, other_n, o in sides:
-        found = overlap_range(n_s, n, other_totals.get(s, 0), other_n, o) if o else None
-        ranges.append(None if found is None else (o, found[0], found[1]))
-    return n_s, n, tuple(ranges)
-
-
-def _ratio_keys(inputs: _Inputs) -> list[RatioKey]:
+def _ratio_keys(inputs: Inputs) -> list[RatioKey]:
     n_s, n, ranges = inputs
     return [(n_s, n, *side, z) for side in ranges if side is not None for z in (0, 1)]
 
 
-def _evidence(
-    n_s: int, n: int, ranges: tuple[tuple[int, int, int] | None, ...], codes: np.ndarray
-) -> _Evidences:
-    """Formula 12's evidence of every pattern: per other release, the log ratio of the
-    pattern's z code (the larger of both where either is possible), added in release order."""
-    rows = codes.shape[0]
-    certain_for = np.zeros(rows, dtype=np.int64)
-    certain_against = np.zeros(rows, dtype=np.int64)
-    total = np.zeros(rows, dtype=np.float64)
-    for i, side in enumerate(ranges):
-        if side is None:
-            continue
-        o, r1, r2 = side
-        lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
-        lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
-        options = (lr0, lr1, best_ratio((lr0, lr1)))
-        chosen = np.array(options)[codes[:, i]]
-        if all(math.isfinite(v) for v in options):
-            # Nothing certain nor impossible: the where below would return chosen.
-            total = total + chosen
-            continue
-        certain_for += chosen == math.inf
-        certain_against += chosen == -math.inf
-        # Adding 0.0 leaves a sum as it is: the same additions as skipping the value.
-        total = total + np.where(np.isfinite(chosen), chosen, 0.0)
-    return _Evidences(certain_for, certain_against, total)
-
-
-def _peak(evidence: _Evidences) -> tuple[float, bool]:
+def _peak(evidence: PatternEvidence) -> tuple[float, bool]:
     """The highest sum among patterns without certain evidence against s (``-inf`` when there
     is none), and whether one of them holds certain evidence for s."""
     possible = evidence.certain_against == 0
@@ -655,29 +601,28 @@ def _peak(evidence: _Evidences) -> tuple[float, bool]:
     return float(evidence.total[possible].max()), bool((evidence.certain_for[possible] > 0).any())
 
 
-def _compact(evidence: _Evidences) -> _Evidences:
+def _compact(evidence: PatternEvidence) -> PatternEvidence:
     """Evidence kept for a whole publication in less memory: counts of certain evidence are at
     most the number of releases."""
-    return _Evidences(
+    return PatternEvidence(
         evidence.certain_for.astype(np.int32),
         evidence.certain_against.astype(np.int32),
         evidence.total,
     )
 
 
-def _extend(part: _Evidences, rows: np.ndarray, inputs: _Inputs, last: np.ndarray) -> _Evidences:
+def _extend(
+    part: PatternEvidence, rows: np.ndarray, inputs: Inputs, last: np.ndarray
+) -> PatternEvidence:
     """The evidence of patterns whose fixed pattern's evidence is ``part`` (at ``rows``) and
     whose code against ``j`` is ``last``, ``inputs`` holding ``j``'s side alone: the fixed
-    sums, then ``j``'s log ratio added last, as :func:`_evidence` adds it."""
+    sums, then ``j``'s log ratio added last, as :func:`pattern_evidence` adds it."""
     certain_for = part.certain_for[rows].astype(np.int64)
     certain_against = part.certain_against[rows].astype(np.int64)
     total = part.total[rows]
     n_s, n, (side,) = inputs
     if side is not None:
-        o, r1, r2 = side
-        lr0 = log_likelihood_ratio(n_s, n, o, r1, r2, 0)
-        lr1 = log_likelihood_ratio(n_s, n, o, r1, r2, 1)
-        options = (lr0, lr1, best_ratio((lr0, lr1)))
+        options = side_options(n_s, n, side)
         chosen = np.array(options)[last]
         if all(math.isfinite(v) for v in options):
             # Nothing certain nor impossible: the where below would return chosen.
@@ -686,10 +631,10 @@ def _extend(part: _Evidences, rows: np.ndarray, inputs: _Inputs, last: np.ndarra
             certain_for += chosen == math.inf
             certain_against += chosen == -math.inf
             total = total + np.where(np.isfinite(chosen), chosen, 0.0)
-    return _Evidences(certain_for, certain_against, total)
+    return PatternEvidence(certain_for, certain_against, total)
 
 
-def _candidates(evidence: _Evidences, alpha: float, bound: float) -> list[int]:
+def _candidates(evidence: PatternEvidence, alpha: float, bound: float) -> list[int]:
     """Patterns whose posterior may exceed ``bound`` (``limit × rate``), with a margin.
 
     Certain evidence against s gives 0 and certain evidence for s gives 1 (design.md §4 decisions);
