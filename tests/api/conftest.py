@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
 
 from app.db.repositories.release_load import RELEASE_CACHE
 from app.runtime import start_runtime
@@ -113,3 +114,13 @@ async def wait_job(
             return dict(response.json())
         await asyncio.sleep(0.05)
     raise AssertionError(f"job {job_id} did not finish")
+
+
+@pytest.fixture
+async def session(database_url: str) -> AsyncIterator[AsyncSession]:
+    """A session of its own on the test database (what a test reads or writes beside the
+    service's)."""
+    engine = create_async_engine(database_url)
+    async with AsyncSession(engine) as session:
+        yield session
+    await engine.dispose()

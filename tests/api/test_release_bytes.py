@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import psycopg
 import pytest
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.embedded import libpq_url
 from app.db.models import Release, Series
@@ -52,14 +51,6 @@ async def _raw(
     """The response and its body as sent (httpx would inflate gzip)."""
     async with client.stream("GET", url, headers=headers) as response:
         return response, b"".join([part async for part in response.aiter_raw()])
-
-
-@pytest.fixture
-async def session(database_url: str) -> AsyncIterator[AsyncSession]:
-    engine = create_async_engine(database_url)
-    async with AsyncSession(engine) as session:
-        yield session
-    await engine.dispose()
 
 
 async def _rendered_now(session: AsyncSession, release_no: int) -> tuple[bytes, bytes]:
