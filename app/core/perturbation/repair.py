@@ -65,7 +65,7 @@ def worst_posterior_with_row(state: SeriesState, ref: ClusterRef, s: str, copies
     cluster ``ref``, were it given one more row outside every overlap carrying ``copies`` of
     s; the cluster is left exactly as it was (rows, counts, revision)."""
     cluster = state.cluster(ref)
-    cluster.rows.append(_PROBE)
+    cluster.own_rows().append(_PROBE)
     cluster.counts[_PROBE] += 1
     cluster.private_counts[s] += copies
     try:

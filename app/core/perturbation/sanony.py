@@ -10,6 +10,7 @@ past that the publication fails with a report and nothing is returned to store.
 from __future__ import annotations
 
 import time
+from array import array
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
@@ -69,7 +70,7 @@ def anonymise_corpus(
     release_no: int,
     published: Sequence[PublishedRelease] | None = None,
     merge: int = 1,
-) -> tuple[AnonyResult, list[list[int]]]:
+) -> tuple[AnonyResult, list[array[int]]]:
     """Clustering (or the client's partition) and Anony for one corpus (design.md §2).
 
     With ``published`` (Sanony, Kanony) the clustering keeps every copy of a set in one cluster
@@ -95,7 +96,9 @@ def anonymise_corpus(
     # Sanony/Kanony (``published`` given) sanitise with headroom; the Anony baseline to r_th.
     threshold = params.r_th if published is None else params.anony_threshold
     result = anonymise(rows, private_sets, partition, threshold, params.randomness_key(release_no))
-    return result, partition
+    # The partition lives to the end (finalise reads it): as arrays of C longs, 8 bytes a
+    # position, where a list of ints held 36 (360 MB at 10,000,000 rows, issue 21 item 2).
+    return result, [array("l", members) for members in partition]
 
 
 def coarsen(partition: Sequence[Sequence[int]], rows: Sequence[Row], merge: int) -> list[list[int]]:

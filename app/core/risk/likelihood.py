@@ -12,7 +12,7 @@ from __future__ import annotations
 import array
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from scipy.special import gammaln
@@ -25,10 +25,10 @@ _SMALL_RANGE = 48
 class _LogFactorials:
     """``log(x!)`` for x = 0, 1, ..., grown on demand, in the two forms the sums use.
 
-    ``scalar[x]`` is ``math.lgamma(x + 1)`` (also as the array ``scalar_array``) and
-    ``array[x]`` is ``gammaln(x + 1)``: a lookup gives exactly the value the function would, so
-    the sums below are the same numbers as when each ``lgamma`` was evaluated, only without
-    evaluating it again for every overlap.
+    ``scalar[x]`` is ``math.lgamma(x + 1)`` (also as the array ``scalar_array``, a view of the
+    same memory) and ``array[x]`` is ``gammaln(x + 1)``: a lookup gives exactly the value the
+    function would, so the sums below are the same numbers as when each ``lgamma`` was
+    evaluated, only without evaluating it again for every overlap.
     """
 
     def __init__(self) -> None:
@@ -40,12 +40,24 @@ class _LogFactorials:
         self.array: np.ndarray = np.zeros(0)
 
     def upto(self, n: int) -> None:
-        if n < len(self.scalar):
+        old = len(self.scalar)
+        if n < old:
             return
-        size = max(n + 1, 2 * len(self.scalar), 1024)
-        self.scalar.extend(math.lgamma(x + 1) for x in range(len(self.scalar), size))
-        self.scalar_array = np.array(self.scalar, dtype=np.float64)
-        self.array = gammaln(np.arange(size, dtype=np.float64) + 1)
+        # Doubling while small; past 4M entries (32 MB a table) an eighth beyond the need: at
+        # 10,000,000 rows doubling reached 16.8M entries, three tables of 134 MB (issue 21
+        # item 2).
+        size = max(n + 1 + n // 8, min(2 * old, old + (1 << 22)), 1024)
+        # New objects, never resized in place: ``scalar_array`` views ``scalar``'s memory, and
+        # a view in use elsewhere keeps the table it was made from. The entries already
+        # computed are copied, not computed again (each is a function of x alone).
+        scalar = array.array("d", self.scalar)
+        scalar.extend(math.lgamma(x + 1) for x in range(old, size))
+        self.array = np.concatenate(
+            (self.array, gammaln(np.arange(old, size, dtype=np.float64) + 1))
+        )
+        self.scalar_array = np.frombuffer(scalar, dtype=np.float64)
+        # Last: ``len(self.scalar)`` is what says the tables reach ``size``.
+        self.scalar = scalar
 
 
 _FACTORIALS = _LogFactorials()
@@ -213,13 +225,36 @@ def log_likelihood_ratios(keys: Sequence[RatioKey]) -> list[float]:
                 values[i] = _remember(key, 0.0)
             else:
                 (short if key[4] - key[3] <= _SMALL_RANGE else long)[key] = None
-    if short:
-        for key, sums in zip(short, _log_sums_short(list(short)), strict=True):
-            _remember(key, _ratio(*sums))
-    if long:
-        for key, sums in zip(long, _log_sums_long(list(long)), strict=True):
-            _remember(key, _ratio(*sums))
+    for sums_of, pending in ((_log_sums_short, short), (_log_sums_long, long)):
+        for batch in _batches(list(pending)):
+            for key, sums in zip(batch, sums_of(batch), strict=True):
+                _remember(key, _ratio(*sums))
     return [v if v is not None else _cache[key] for v, key in zip(values, keys, strict=True)]
+
+
+#: The most terms of formulas 13 and 14 formed at once (:func:`_batches`).
+_BATCH_TERMS = 1 << 20
+
+
+def _batches(keys: list[RatioKey]) -> Iterator[list[RatioKey]]:
+    """``keys`` in consecutive batches of at most :data:`_BATCH_TERMS` terms (a key whose own
+    range is longer is a batch alone).
+
+    Every term of a batch is formed at once, in about a dozen arrays of 8 bytes a term: at
+    10,000,000 rows the whole-release overlaps of one repair round reached tens of millions
+    of terms, over a gigabyte for a moment (issue 21 item 2). Each key's sums read its own
+    segment only, so batching leaves every value as it was."""
+    batch: list[RatioKey] = []
+    terms = 0
+    for key in keys:
+        length = key[4] - key[3] + 1
+        if batch and terms + length > _BATCH_TERMS:
+            yield batch
+            batch, terms = [], 0
+        batch.append(key)
+        terms += length
+    if batch:
+        yield batch
 
 
 def _log_comb_arrays(n: np.ndarray, k: np.ndarray, table: np.ndarray) -> np.ndarray:

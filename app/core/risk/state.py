@@ -45,6 +45,11 @@ class ClusterState:
     #: Bumped whenever a row is added or taken back, so that cached risk knows ``rows`` moved
     #: (:mod:`app.core.risk.incremental`).
     revision: int = 0
+    #: Whether ``rows`` is this cluster's own list. A published cluster's state reads the
+    #: published list itself (:meth:`from_published`): the rows of every earlier release, a
+    #: second time, were 80 MB per release of 10,000,000 rows in the compute child (issue 21
+    #: item 2). :meth:`SeriesState.add_row` copies it before the first change.
+    owns_rows: bool = True
 
     def __post_init__(self) -> None:
         if not self.counts:
@@ -81,12 +86,20 @@ class ClusterState:
     def from_published(cls, cluster: PublishedCluster) -> ClusterState:
         return cls(
             cluster_id=cluster.cluster_id,
-            rows=list(cluster.rows),
+            rows=cluster.rows,
             private_counts=Counter({s: k for s, k in cluster.private_counts.items() if k}),
             global_share={s: k for s, k in cluster.global_share.items() if k},
             n_true=len(cluster.rows),
             published_counterfeits=cluster.counterfeits,
+            owns_rows=False,
         )
+
+    def own_rows(self) -> list[Row]:
+        """``rows``, made this cluster's own list first if it is the published one."""
+        if not self.owns_rows:
+            self.rows = list(self.rows)
+            self.owns_rows = True
+        return self.rows
 
 
 @dataclass(slots=True)
@@ -168,7 +181,7 @@ class SeriesState:
         """Append a (counterfeit) row to a cluster, keeping every count and the index right."""
         cluster = self.cluster(ref)
         release = self.releases[ref[0]]
-        cluster.rows.append(row)
+        cluster.own_rows().append(row)
         cluster.counts[row] += 1
         release.row_counts[row] += 1
         release.n += 1
@@ -183,7 +196,7 @@ class SeriesState:
         cluster = self.cluster(ref)
         release = self.releases[ref[0]]
         self._count_overlaps(ref[0], cluster.rows[-1], -1)
-        row = cluster.rows.pop()
+        row = cluster.own_rows().pop()
         cluster.counts[row] -= 1
         release.row_counts[row] -= 1
         release.n -= 1
