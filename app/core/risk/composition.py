@@ -90,6 +90,12 @@ def _pattern(mult: int, row: Row, theirs: list[Counter[Row]]) -> Pattern:
     )
 
 
+#: A pattern code (0 outside, 1 inside, 2 either) as the matrices hold it: one byte, used only
+#: to index a side's three options. As int64 the matrices of release 20 of the 20,000-row
+#: series held 57 MB (patterns are nearly one per distinct row there; issue 21 item 1).
+_CODE = np.int8
+
+
 @dataclass(slots=True)
 class _Term:
     """One term of one release: what its posteriors were computed from, and the patterns over
@@ -108,8 +114,10 @@ class _Fixed:
     against every other release but ``j`` (``j`` is the last column of every pattern), and per
     term the evidence of those columns (design.md §4, formula 12; issue 21 item 1)."""
 
-    #: Each fixed pattern (a pattern without its last column) and its row in ``codes``.
-    index: dict[Pattern, int]
+    #: Each fixed pattern (a pattern without its last column, as the bytes of its codes: a
+    #: quarter of a tuple's memory, and there is about one per distinct row) and its row in
+    #: ``codes``.
+    index: dict[bytes, int]
     codes: np.ndarray
     #: ``(totals, N, N(O))`` of every other release but ``j``, in release order.
     sides: list[tuple[Counter[str], int, int]]
@@ -138,7 +146,7 @@ class _Release:
     #: the matrix is compared with the patterns only then, not at every call.
     moved: bool = True
     listed: list[Pattern] = field(default_factory=list)
-    codes: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    codes: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=_CODE))
     #: Per listed pattern, the row of its fixed pattern in ``fixed.codes``.
     fixed_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     #: The part that stays while ``j`` is built; ``None`` for ``j`` itself.
@@ -152,12 +160,14 @@ class _Release:
             p not in self.patterns for p in self.listed
         ):
             self.listed = list(self.patterns)
-            self.codes = np.array(self.listed, dtype=np.int64).reshape(
+            self.codes = np.array(self.listed, dtype=_CODE).reshape(
                 len(self.listed), len(self.others)
             )
             if self.fixed is not None:
                 index = self.fixed.index
-                self.fixed_rows = np.array([index[p[:-1]] for p in self.listed], dtype=np.intp)
+                self.fixed_rows = np.array(
+                    [index[bytes(p[:-1])] for p in self.listed], dtype=np.intp
+                )
             self.version += 1
         return self.listed, self.codes
 
@@ -325,7 +335,7 @@ class GlobalComposition:
             if k == self.j and extra_rows and (0,) * len(cache.others) not in cache.patterns:
                 # The rows added are outside every overlap: judge that pattern too.
                 listed = [*listed, (0,) * len(cache.others)]
-                codes = np.vstack([cache.codes, np.zeros((1, len(cache.others)), np.int64)])
+                codes = np.vstack([cache.codes, np.zeros((1, len(cache.others)), _CODE)])
                 evidence_of = partial(pattern_evidence, *inputs, codes)
             if self._over(inputs, rate, listed, evidence_of):
                 return True
@@ -360,10 +370,12 @@ class GlobalComposition:
             found = _Release(others, pattern_of, Counter(pattern_of.values()))
             if k != self.j and others and others[-1] == self.j:
                 # Every column but the last (j's) stays while j is built.
-                index: dict[Pattern, int] = {}
+                index: dict[bytes, int] = {}
                 for pattern in found.patterns:
-                    index.setdefault(pattern[:-1], len(index))
-                codes = np.array(list(index), dtype=np.int64).reshape(len(index), len(others) - 1)
+                    index.setdefault(bytes(pattern[:-1]), len(index))
+                codes = np.frombuffer(b"".join(index), dtype=_CODE).reshape(
+                    len(index), len(others) - 1
+                )
                 sides = [
                     (
                         self._totals(other),
@@ -384,13 +396,18 @@ class GlobalComposition:
         column = {other: i for i, other in enumerate(others)}
         zeros = [0] * len(others)
         found: dict[Row, Pattern] = {}
+        # Rows share few patterns: one tuple each, not one per row (a tuple of one code per
+        # other release, per distinct row of every release, grew as rows x releases^2:
+        # about 40 MB of release 20 of the 20,000-row series, issue 21 item 1).
+        shared: dict[Pattern, Pattern] = {}
         for row, mult in releases[k].row_counts.items():
             codes = zeros.copy()
             for other in {ref[0] for ref in self.state.holders(row)}:
                 if other != k:
                     m = releases[other].row_counts.get(row, 0)
                     codes[column[other]] = 0 if m == 0 else 1 if m >= mult else 2
-            found[row] = tuple(codes)
+            pattern = tuple(codes)
+            found[row] = shared.setdefault(pattern, pattern)
         return found
 
     def _replay(self) -> None:

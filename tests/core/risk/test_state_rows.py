@@ -8,6 +8,7 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease
 from app.core.params import parse_params
@@ -21,7 +22,10 @@ def _published(series: SmallSeries) -> list[PublishedRelease]:
     history = SeriesHistory()
     params = parse_params("sanony", {"r_th": series.r_th, "seed": 3})
     for corpus in series.corpora:
-        publication = publish("sanony", history, corpus, series.private_terms, params)
+        try:
+            publication = publish("sanony", history, corpus, series.private_terms, params)
+        except PublicationFailed:
+            continue  # nothing stored, as the service does; the series goes on without it
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
     return history.releases
@@ -33,6 +37,8 @@ def test_changes_to_the_state_leave_the_published_rows_as_they_were(
     series: SmallSeries, data: st.DataObject
 ) -> None:
     releases = _published(series)
+    if not releases:
+        return
     published = copy.deepcopy(releases)
     state = SeriesState.from_published(releases)
     # Read, not copied: the same list objects.
