@@ -396,9 +396,10 @@ class GlobalComposition:
         column = {other: i for i, other in enumerate(others)}
         zeros = [0] * len(others)
         found: dict[Row, Pattern] = {}
-        # Rows share few patterns: one tuple each, not one per row (a tuple of one code per
-        # other release, per distinct row of every release, grew as rows x releases^2:
-        # about 40 MB of release 20 of the 20,000-row series, issue 21 item 1).
+        # Equal patterns share one tuple (a tuple of one code per other release, per distinct
+        # row of every release, grows as rows x releases^2). Against 19 other releases the
+        # patterns are nearly one per row and this saved 11 MiB of release 20's peak on the
+        # 20,000-row series (issue 21 item 1); in shorter series they repeat more.
         shared: dict[Pattern, Pattern] = {}
         for row, mult in releases[k].row_counts.items():
             codes = zeros.copy()
