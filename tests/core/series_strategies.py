@@ -7,9 +7,15 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from app.core.model import Transaction
+from app.core.history import SeriesHistory
+from app.core.model import PublishedRelease, Transaction
+from app.core.params import parse_params
+from app.core.pipeline import publish
 
 PUBLIC_TERMS = ("a", "b", "c", "d", "e", "f", "g", "h")
+
+#: A non-private set no release of a drawn series holds (their terms are ``PUBLIC_TERMS``).
+FRESH = ("zz-fresh",)
 
 
 @dataclass(frozen=True)
@@ -19,6 +25,18 @@ class SmallSeries:
     r_th: float
     cluster_size: int
     seed: int
+
+
+def anony_releases(series: SmallSeries) -> list[PublishedRelease]:
+    """Every release of ``series`` published with Anony: clusters with copies and overlaps,
+    no counterfeit and no repair."""
+    params = parse_params("anony", {"r_th": series.r_th, "cluster_size": series.cluster_size})
+    history = SeriesHistory()
+    for corpus in series.corpora:
+        publication = publish("anony", history, corpus, series.private_terms, params)
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+    return history.releases
 
 
 def _transaction(rng: random.Random, public: list[str], private: list[str]) -> Transaction:

@@ -16,29 +16,12 @@ from fractions import Fraction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease
-from app.core.params import parse_params
 from app.core.perturbation.repair import least_dilution_rows, worst_risk_with_rows
-from app.core.pipeline import publish
 from app.core.risk.overlap import cluster_cover as production_cover
 from app.core.risk.state import SeriesState
-from tests.core.series_strategies import SmallSeries, small_series
+from tests.core.series_strategies import FRESH, SmallSeries, anony_releases, small_series
 from tests.oracle.serial_risk import canonical, cluster_cover, cluster_views, view_posterior
-
-#: A non-private set no release of the drawn series holds (their terms are "a" to "h").
-FRESH = ("zz-fresh",)
-
-
-def _anony_series(series: SmallSeries) -> list[PublishedRelease]:
-    """Every release published with Anony: clusters with copies and overlaps, no repair."""
-    params = parse_params("anony", {"r_th": series.r_th, "cluster_size": series.cluster_size})
-    history = SeriesHistory()
-    for corpus in series.corpora:
-        publication = publish("anony", history, corpus, series.private_terms, params)
-        history.releases.append(publication.release)
-        history.ledgers.append(publication.ledger)
-    return history.releases
 
 
 def _oracle_worst(
@@ -62,12 +45,19 @@ def _oracle_worst(
     return worst
 
 
-def _judged_terms(release: PublishedRelease, c: int) -> list[str]:
-    """The terms the cluster holds that have a published rate (a risk is defined)."""
-    cluster = release.clusters[c]
+def _last_cluster(
+    series: SmallSeries, data: st.DataObject
+) -> tuple[list[PublishedRelease], int, int, list[str]]:
+    """The series published with Anony, the last release's position, a cluster of it drawn,
+    and the terms it holds that have a published rate (a risk is defined)."""
+    releases = anony_releases(series)
+    j = len(releases) - 1
+    c = data.draw(st.integers(0, len(releases[j].clusters) - 1), label="cluster")
+    cluster = releases[j].clusters[c]
     held = {s for s, k in cluster.private_counts.items() if k}
     held |= {s for s, k in cluster.global_share.items() if k}
-    return sorted(s for s in held if release.population_rates.get(s, 0) > 0)
+    rates = releases[j].population_rates
+    return releases, j, c, sorted(s for s in held if rates.get(s, 0) > 0)
 
 
 _SETTINGS = settings(
@@ -83,10 +73,7 @@ _SETTINGS = settings(
 def test_the_probe_reads_what_the_oracle_reads_and_moves_nothing(
     series: SmallSeries, data: st.DataObject
 ) -> None:
-    releases = _anony_series(series)
-    j = len(releases) - 1
-    c = data.draw(st.integers(0, len(releases[j].clusters) - 1), label="cluster")
-    terms = _judged_terms(releases[j], c)
+    releases, j, c, terms = _last_cluster(series, data)
     rows = data.draw(st.integers(1, 6), label="rows")
     state = SeriesState.from_published(releases)
     cluster = state.cluster((j, c))
@@ -106,10 +93,7 @@ def test_the_probe_reads_what_the_oracle_reads_and_moves_nothing(
 def test_the_count_found_is_within_r_th_and_one_fewer_is_not(
     series: SmallSeries, data: st.DataObject
 ) -> None:
-    releases = _anony_series(series)
-    j = len(releases) - 1
-    c = data.draw(st.integers(0, len(releases[j].clusters) - 1), label="cluster")
-    terms = _judged_terms(releases[j], c)
+    releases, j, c, terms = _last_cluster(series, data)
     r_th = data.draw(st.sampled_from([1.2, 1.5, 2.0, 3.0]), label="r_th")
     most = data.draw(st.integers(1, 40), label="most")
     state = SeriesState.from_published(releases)

@@ -15,28 +15,11 @@ from fractions import Fraction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease
-from app.core.params import parse_params
 from app.core.perturbation.repair import worst_posterior_with_row
-from app.core.pipeline import publish
 from app.core.risk.state import SeriesState
-from tests.core.series_strategies import SmallSeries, small_series
+from tests.core.series_strategies import FRESH, SmallSeries, anony_releases, small_series
 from tests.oracle.serial_risk import canonical, cluster_cover, cluster_views, view_posterior
-
-#: A non-private set no release of the drawn series holds (their terms are "a" to "h").
-FRESH = ("zz-fresh",)
-
-
-def _anony_series(series: SmallSeries) -> list[PublishedRelease]:
-    """Every release published with Anony: clusters with copies and overlaps, no repair."""
-    params = parse_params("anony", {"r_th": series.r_th, "cluster_size": series.cluster_size})
-    history = SeriesHistory()
-    for corpus in series.corpora:
-        publication = publish("anony", history, corpus, series.private_terms, params)
-        history.releases.append(publication.release)
-        history.ledgers.append(publication.ledger)
-    return history.releases
 
 
 def _oracle_worst(releases: list[PublishedRelease], c: int, s: str, copies: int) -> Fraction:
@@ -66,7 +49,7 @@ def _oracle_worst(releases: list[PublishedRelease], c: int, s: str, copies: int)
 def test_the_probe_reads_what_the_oracle_reads_and_moves_nothing(
     series: SmallSeries, data: st.DataObject
 ) -> None:
-    releases = _anony_series(series)
+    releases = anony_releases(series)
     state = SeriesState.from_published(releases)
     j = len(releases) - 1
     c = data.draw(st.integers(0, len(state.releases[j].clusters) - 1), label="cluster")
