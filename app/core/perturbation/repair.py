@@ -227,7 +227,12 @@ class Repairer:
         best: tuple[int, float] | None = None
         stalled = 0
         resorting = False
+        #: Rounds already spent mending one cluster judged alone (:meth:`_mend_alone`).
+        spent = 0
         for round_no in range(max_rounds + 1):
+            if spent:
+                spent -= 1
+                continue
             progress(min(round_no / max(max_rounds, 1), 1.0))
             found = self.violations()
             if not found:
@@ -275,8 +280,13 @@ class Repairer:
                 elif not published and not pinned:
                     break
                 added += self._mend(published + pinned, max_rounds - round_no)
+                if not published and not own:
+                    more, spent = self._mend_alone(pinned, max_rounds - round_no - 1, True)
+                    added += more
                 continue
             added += self._mend(found, max_rounds - round_no)
+            more, spent = self._mend_alone(found, max_rounds - round_no - 1, False)
+            added += more
         worst = sorted(found, key=lambda v: -v[3])[:10]
         suppressed = sum(self.suppressor.suppressed.values())
         terms = sorted({v[2] for v in found})
@@ -443,6 +453,39 @@ class Repairer:
             return False
         taken = self.suppressor.by_cluster.get(ref[1])
         return taken is not None and taken[s] >= _UNDONE
+
+    def _mend_alone(
+        self, found: list[Violation], rounds_left: int, pinned: bool
+    ) -> tuple[int, int]:
+        """After a round whose rows over ``r_th`` were all of one cluster of the new release
+        (``found``, just mended): the same mend again, round after round, judging that cluster
+        alone, while its worst row falls and stays within the round's kind (``pinned``: every
+        row pinned, as the resorting rounds mend them). Returns the counterfeit rows added and
+        the rounds spent, at most ``rounds_left``, so that a full round always follows.
+
+        Release 20 of the 20 x 20,000 BMS-WebView-2 series (issue 21 item 1) ended with 45
+        rounds of one pinned cluster, each lowering its worst row by 0.1-0.15 with one
+        counterfeit, each judging the whole series again (0.13-0.2 s). What the cluster's rows
+        read does not depend on the rest of release j; rows elsewhere that these counterfeits
+        move (a published cluster's overlap, the global composition) are judged by the full
+        round that follows, and mended there as before. The post-condition is that full
+        round's, unchanged."""
+        c = found[0][0][1] if found else -1
+        if not found or any(v[0] != (self.j, c) or v[4] != "cluster" for v in found):
+            return 0, 0
+        risk = self.perturber.risk(self.r_th)
+        worst = max(v[3] for v in found)
+        added = spent = 0
+        while spent < rounds_left:
+            own = risk.cluster_violations(c)
+            if not own or max(v[3] for v in own) >= worst:
+                break
+            if any(self._is_pinned(v) != pinned or self._hopeless(v) for v in own):
+                break
+            worst = max(v[3] for v in own)
+            added += self._mend(own, rounds_left - spent)
+            spent += 1
+        return added, spent
 
     def _mend(self, found: list[Violation], rounds_left: int) -> int:
         """One counterfeit per (cluster, term, composition) over ``r_th``, except for the new

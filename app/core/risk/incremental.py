@@ -294,6 +294,11 @@ class SeriesRisk:
                     found.append((ref, row, s, risk, "cluster"))
         return found
 
+    def cluster_violations(self, c: int) -> list[Violation]:
+        """Rows of cluster ``c`` of release ``j`` over ``r_th`` through its own composition,
+        as :meth:`violations` lists them, judged now (the rest of the series is not)."""
+        return self._cluster_violations((self.j, c))
+
     # -- the whole series ----------------------------------------------------------------
 
     def violations(self) -> list[Violation]:
