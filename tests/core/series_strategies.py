@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, Transaction
-from app.core.params import parse_params
+from app.core.params import PublishParams, parse_params
 from app.core.pipeline import publish
 
 PUBLIC_TERMS = ("a", "b", "c", "d", "e", "f", "g", "h")
@@ -37,6 +39,23 @@ def anony_releases(series: SmallSeries) -> list[PublishedRelease]:
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
     return history.releases
+
+
+def publish_each(
+    method: str, series: SmallSeries, params: PublishParams
+) -> Iterator[SeriesHistory]:
+    """Publish the releases of ``series`` one after the other with ``method``, yielding the
+    history after each publication; a refused release is left out (nothing stored), as the
+    service does."""
+    history = SeriesHistory()
+    for corpus in series.corpora:
+        try:
+            publication = publish(method, history, corpus, series.private_terms, params)
+        except PublicationFailed:
+            continue
+        history.releases.append(publication.release)
+        history.ledgers.append(publication.ledger)
+        yield history
 
 
 def _transaction(rng: random.Random, public: list[str], private: list[str]) -> Transaction:

@@ -478,11 +478,11 @@ class Repairer:
         added = spent = 0
         while spent < rounds_left:
             own = risk.cluster_violations(c)
-            if not own or max(v[3] for v in own) >= worst:
+            # None left (the default), or the worst row no lower: the full round decides.
+            top = max((v[3] for v in own), default=worst)
+            if top >= worst or any(self._is_pinned(v) != pinned or self._hopeless(v) for v in own):
                 break
-            if any(self._is_pinned(v) != pinned or self._hopeless(v) for v in own):
-                break
-            worst = max(v[3] for v in own)
+            worst = top
             added += self._mend(own, rounds_left - spent)
             spent += 1
         return added, spent

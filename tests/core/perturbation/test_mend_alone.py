@@ -16,12 +16,14 @@ from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 
-from app.core.errors import PublicationFailed
-from app.core.history import SeriesHistory
 from app.core.params import parse_params
 from app.core.perturbation import repair
-from app.core.pipeline import publish
-from tests.core.series_strategies import SmallSeries, fixed_hard_series, hard_series
+from tests.core.series_strategies import (
+    SmallSeries,
+    fixed_hard_series,
+    hard_series,
+    publish_each,
+)
 from tests.oracle.serial_risk import violations
 
 _original = repair.Repairer._mend_alone
@@ -40,18 +42,11 @@ def _publish_judged(series: SmallSeries, spent: list[tuple[int, int]]) -> None:
 
     raw = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed % 7}
     params = parse_params("sanony", raw)
-    history = SeriesHistory()
     with (
         mock.patch.object(repair, "least_dilution_rows", lambda *args: 1),
         mock.patch.object(repair.Repairer, "_mend_alone", recorded),
     ):
-        for corpus in series.corpora:
-            try:
-                publication = publish("sanony", history, corpus, series.private_terms, params)
-            except PublicationFailed:
-                continue
-            history.releases.append(publication.release)
-            history.ledgers.append(publication.ledger)
+        for history in publish_each("sanony", series, params):
             assert violations(history.releases, series.r_th) == []
 
 

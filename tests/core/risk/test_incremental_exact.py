@@ -20,31 +20,23 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.core.errors import PublicationFailed
-from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, Row
 from app.core.params import parse_params
-from app.core.pipeline import publish
 from app.core.risk.assess import violating_rows
 from app.core.risk.incremental import SeriesRisk, Violation, unsafe_overlap
 from app.core.risk.overlap import cluster_cover
 from app.core.risk.state import ClusterRef, SeriesState
-from tests.core.series_strategies import SmallSeries, small_series
+from tests.core.series_strategies import SmallSeries, publish_each, small_series
 
 
 def _published(series: SmallSeries) -> list[PublishedRelease]:
     """The series published with Anony (no counterfeits, so rows stay over r_th); a refused
     release is left out."""
     params = parse_params("anony", {"cluster_size": series.cluster_size, "seed": 1})
-    history = SeriesHistory()
-    for corpus in series.corpora:
-        try:
-            publication = publish("anony", history, corpus, series.private_terms, params)
-        except PublicationFailed:
-            continue
-        history.releases.append(publication.release)
-        history.ledgers.append(publication.ledger)
-    return history.releases
+    releases: list[PublishedRelease] = []
+    for history in publish_each("anony", series, params):
+        releases = history.releases
+    return releases
 
 
 def _from_scratch(state: SeriesState, j: int, r_th: float) -> list[Violation]:
