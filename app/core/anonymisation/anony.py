@@ -15,6 +15,7 @@ own, over the clusters as numpy vectors.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -155,15 +156,36 @@ class _OrderedClusters:
 
     def find_thresholds(self, in_bag: int, n_rows: int) -> None:
         """Each cluster's largest bag (at most ``in_bag``) from which it can take a copy,
-        0 for none: a bisection, all clusters at once."""
-        low = np.zeros(len(self.counts), dtype=np.int64)
-        high = np.full(len(self.counts), in_bag, dtype=np.int64)
+        0 for none: :func:`_last_bag` for all clusters at once (its real-number guess, two
+        probes, and a bisection where they do not settle it)."""
+        n = len(self.counts)
+        if in_bag < 1:
+            self.threshold = np.zeros(n, dtype=np.int64)
+            return
+        everything = slice(None)
+        takes_at_one = np.asarray(self.takes(everything, 1, n_rows))
+        under_limit = np.ceil(self.limit - _EPS - self.counts) - 1
+        under_allowed = self.allowed - self.counts - 1
+        guess = np.minimum(
+            np.floor((under_limit + 0.5) * n_rows / self.sizes),
+            np.floor((under_allowed + 0.5) * n_rows / self.sizes) + 1,
+        )
+        guess = np.clip(guess, 1, in_bag).astype(np.int64)
+        at_guess = np.asarray(self.takes(everything, guess, n_rows))
+        low = np.where(at_guess, guess, 1)
+        high = np.where(at_guess, in_bag, guess - 1)
+        open_ = low < high
+        past = np.asarray(self.takes(everything, np.minimum(low + 1, in_bag), n_rows)) & open_
+        high = np.where(open_ & ~past, low, high)
+        low = np.where(past, low + 1, low)
+        low = np.where(takes_at_one, low, 0)
+        high = np.where(takes_at_one, high, 0)
         while True:
             open_ = low < high
             if not open_.any():
                 break
             middle = (low + high + 1) // 2
-            ok = self.takes(slice(None), np.maximum(middle, 1), n_rows) & open_
+            ok = self.takes(everything, np.maximum(middle, 1), n_rows) & open_
             low = np.where(ok, middle, low)
             high = np.where(open_ & ~ok, middle - 1, high)
         self.threshold = low
@@ -189,14 +211,7 @@ class _OrderedClusters:
             count += 1
             in_bag -= 1
         self.counts[c] = count
-        low, high = 0, in_bag
-        while low < high:
-            middle = (low + high + 1) // 2
-            if _takes_one(size, count, limit, allowed, middle, n_rows):
-                low = middle
-            else:
-                high = middle - 1
-        self.threshold[c] = low
+        self.threshold[c] = _last_bag(size, count, limit, allowed, in_bag, n_rows)
         return in_bag
 
 
@@ -208,6 +223,43 @@ def _takes_one(size: int, count: int, limit: float, allowed: int, in_bag: int, n
     return count + share_now < limit - _EPS and count + 1 + share_after <= allowed
 
 
+def _last_bag(size: int, count: int, limit: float, allowed: int, in_bag: int, n_rows: int) -> int:
+    """The largest bag ``b`` in ``[1, in_bag]`` from which the cluster takes a copy
+    (:func:`_takes_one`), 0 for none.
+
+    Whether it takes one is true for every bag up to a threshold and false beyond (``J_s``
+    only grows with the bag), so a bisection finds it exactly. It starts from the threshold
+    solved for in real numbers (``round(x) <= m`` for ``x < m + 1/2``), which floating point
+    puts within a step of the true one: two probes confirm it, where a bisection over the
+    whole bag took about 15 (3.3 million probes at 2,000,000 rows).
+    """
+    if in_bag < 1 or not _takes_one(size, count, limit, allowed, 1, n_rows):
+        return 0
+    # A: count + round(size * b / n) < limit, B: count + 1 + round(size * (b - 1) / n) <= allowed.
+    under_limit = math.ceil(limit - _EPS - count) - 1
+    under_allowed = allowed - count - 1
+    guess = min(
+        in_bag,
+        int((under_limit + 0.5) * n_rows / size),
+        int((under_allowed + 0.5) * n_rows / size) + 1,
+    )
+    low, high = 1, in_bag  # takes from ``low``; the threshold is at most ``high``
+    if guess > 1:
+        if _takes_one(size, count, limit, allowed, guess, n_rows):
+            low = guess
+        else:
+            high = guess - 1
+    if low < high and not _takes_one(size, count, limit, allowed, low + 1, n_rows):
+        return low
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _takes_one(size, count, limit, allowed, middle, n_rows):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def private_occurrences(
     private_sets: Sequence[frozenset[str]], partition: Sequence[Sequence[int]]
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
@@ -215,12 +267,13 @@ def private_occurrences(
 
     Returns the private terms held, sorted (term id = position), and three aligned arrays
     sorted by term id then cluster: term id, cluster position and copies. Strings are looked
-    up once per occurrence; the counting itself is one ``np.unique`` over integer keys.
+    up once per distinct private set; the counting itself is ``np.unique`` over integer keys.
 
     >>> private_occurrences([frozenset({"b"}), frozenset({"a", "b"})], [[0, 1]])[0]
     ['a', 'b']
     """
-    terms = sorted({s for p in private_sets for s in p})
+    distinct = {p: i for i, p in enumerate(dict.fromkeys(private_sets))}
+    terms = sorted({s for p in distinct for s in p})
     if not terms:
         empty = np.zeros(0, dtype=np.int64)
         return terms, empty, empty, empty
@@ -229,12 +282,26 @@ def private_occurrences(
     cluster_of = np.zeros(len(private_sets), dtype=np.int64)
     for c, members in enumerate(partition):
         cluster_of[np.asarray(members, dtype=np.int64)] = c
-    per_row = np.fromiter((len(p) for p in private_sets), dtype=np.int64, count=len(private_sets))
-    ids = np.fromiter(
-        (term_id[s] for p in private_sets for s in p), dtype=np.int64, count=int(per_row.sum())
+    # Rows counted per (distinct private set, cluster) first, then each pair spread over its
+    # set's terms: the per-row work is one lookup through C's ``map`` (a generator over every
+    # term of every row took 2.4 s at 2,000,000 rows).
+    set_of = np.fromiter(
+        map(distinct.__getitem__, private_sets), dtype=np.int64, count=len(private_sets)
     )
-    clusters = np.repeat(cluster_of, per_row)
-    keys, copies = np.unique(ids * n_clusters + clusters, return_counts=True)
+    pairs, rows_in = np.unique(set_of * n_clusters + cluster_of, return_counts=True)
+    set_terms = [sorted(term_id[s] for s in p) for p in distinct]
+    widths = np.fromiter(map(len, set_terms), dtype=np.int64, count=len(set_terms))
+    starts = np.cumsum(widths) - widths
+    flat_terms = np.fromiter(
+        (t for ids in set_terms for t in ids), dtype=np.int64, count=int(widths.sum())
+    )
+    pair_set = pairs // n_clusters
+    spread = widths[pair_set]
+    pair = np.repeat(np.arange(len(pairs)), spread)
+    within = np.arange(len(pair)) - np.repeat(np.cumsum(spread) - spread, spread)
+    term_of = flat_terms[starts[pair_set][pair] + within]
+    keys, at = np.unique(term_of * n_clusters + pairs[pair] % n_clusters, return_inverse=True)
+    copies = np.bincount(at.ravel(), weights=rows_in[pair], minlength=len(keys))
     return terms, keys // n_clusters, keys % n_clusters, copies.astype(np.int64)
 
 
@@ -293,7 +360,7 @@ def anonymise(
             for position, k in zip(held.tolist(), share[held].tolist(), strict=True):
                 shares[position][s] = k
     clusters = [
-        AnonyCluster([rows[i] for i in members], private_counts[c], shares[c])
+        AnonyCluster(list(map(rows.__getitem__, members)), private_counts[c], shares[c])
         for c, members in enumerate(partition)
     ]
     return AnonyResult(clusters, global_bag, rates, n_rows)

