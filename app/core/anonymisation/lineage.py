@@ -75,15 +75,19 @@ def _cut_runs(units: Sequence[list[int]], cluster_size: int) -> list[list[int]]:
     return runs
 
 
-def whole_set_runs(rows: Sequence[Row], cluster_size: int) -> list[list[int]]:
+def whole_set_runs(
+    rows: Sequence[Row], cluster_size: int, groups: dict[Row, list[int]] | None = None
+) -> list[list[int]]:
     """Frequency-ordered runs of at least ``cluster_size`` rows that never split a set.
+
+    ``groups``, when given, is :func:`_positions_by_set` of ``rows``, already gathered.
 
     >>> whole_set_runs([("a",), ("b",), ("a",), ("a", "b"), ("a",)], 2)
     [[0, 2, 4], [3, 1]]
     """
     if not rows:
         return []
-    groups = _positions_by_set(rows)
+    groups = _positions_by_set(rows) if groups is None else groups
     keys = _rank_keys(groups)
     ordered = sorted(groups, key=lambda row: (keys[row], groups[row][0]))
     return _cut_runs([groups[row] for row in ordered], max(cluster_size, 1))
@@ -141,6 +145,7 @@ def lineage_clusters(
     rows: Sequence[Row],
     lineage_of: Mapping[Row, int],
     cluster_size: int,
+    groups: dict[Row, list[int]] | None = None,
 ) -> list[list[int]]:
     """Partition of the new corpus ``rows`` that continues the published lineages.
 
@@ -149,10 +154,11 @@ def lineage_clusters(
     in rank order first; the others form clusters of their own, which overlap nothing.
     (Spreading the surplus of fresh rows over every lineage, to dilute the rows outside the
     overlaps, was measured and changed nothing: on BMS-WebView-1 small lineages take 80% of
-    the fresh rows.) Returns clusters as lists of positions into ``rows``.
+    the fresh rows.) Returns clusters as lists of positions into ``rows``. ``groups``, when
+    given, is :func:`_positions_by_set` of ``rows``, already gathered.
     """
     size = max(cluster_size, 1)
-    groups = _positions_by_set(rows)
+    groups = _positions_by_set(rows) if groups is None else groups
     keys = _rank_keys(groups)
     by_lineage: dict[int, list[Row]] = {}
     fresh: list[Row] = []
