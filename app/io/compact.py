@@ -85,6 +85,8 @@ class CompactCorpus:
         only (a whole corpus' worth would cost 28 bytes an id). Equal rows share their
         ``frozenset``."""
         words = list(self.terms if terms is None else terms)
+        if self.individuals is None and self.clusters is None:
+            return self._anonymous_transactions(words)
         labels = self.cluster_labels
         out: list[Transaction] = []
         # Equal rows share one frozenset: built once per distinct row, and pickled once
@@ -109,6 +111,27 @@ class CompactCorpus:
                         None if clusters is None else labels[clusters[k]],
                     )
                 )
+                start = end
+        return out
+
+    def _anonymous_transactions(self, words: Sequence[str]) -> list[Transaction]:
+        """:meth:`transactions` of a corpus without individuals or cluster labels: equal rows
+        are equal transactions, so they share one (immutable) :class:`Transaction`, built once
+        per distinct row. Building a frozen dataclass per row was most of the ``prepare``
+        phase: 6.4 s of CPU for 2,000,000 FIMI lines, and 56 bytes a row held by the child."""
+        out: list[Transaction] = []
+        shared: dict[tuple[int, ...], Transaction] = {}
+        for first in range(0, len(self), _BLOCK):
+            last = min(first + _BLOCK, len(self))
+            begin = int(self.ends[first - 1]) if first else 0
+            ids = self.ids[begin : int(self.ends[last - 1])].tolist()
+            start = 0
+            for end in (self.ends[first:last] - begin).tolist():
+                key = tuple(ids[start:end])
+                transaction = shared.get(key)
+                if transaction is None:
+                    transaction = shared[key] = Transaction(frozenset([words[i] for i in key]))
+                out.append(transaction)
                 start = end
         return out
 
