@@ -25,18 +25,7 @@ hypothesis_settings.register_profile(
     "ci", derandomize=True, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
 )
 hypothesis_settings.register_profile("dev", suppress_health_check=[HealthCheck.too_slow])
-# The newer Pythons' subset in CI (.ci/run) checks that the code runs there, after the full
-# suite has explored every property at full strength on 3.11: a quarter of the examples, the
-# same ones each run. On a slow day the three runs at full strength took 19.8 minutes of the
-# build's 20.
-hypothesis_settings.register_profile(
-    "compat",
-    parent=hypothesis_settings.get_profile("ci"),
-    max_examples=25,
-)
-hypothesis_settings.load_profile(
-    os.environ.get("SERIALPUB_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
-)
+hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 @pytest.fixture(scope="session")
