@@ -191,7 +191,7 @@ class GlobalComposition:
         #: ``totals()`` of the releases that do not change (every release but ``j``).
         self._published_totals: dict[int, Counter[str]] = {}
         #: Their row counts as a matrix (:func:`row_count_matrix`), for their patterns.
-        self._counts: tuple[list[list[int]], np.ndarray] | None = None
+        self._counts: tuple[list[np.ndarray], np.ndarray] | None = None
 
     def refresh(self) -> None:
         """Take in what changed in release ``j`` since the last call."""

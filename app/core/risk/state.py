@@ -234,7 +234,7 @@ class SeriesState:
         release 20 of the 20,000-row series, 0.1 s this way)."""
         _, counts = row_count_matrix(self.releases)
         for a in range(len(self.releases) - 1):
-            sizes = np.minimum(counts[a], counts[a + 1 :]).sum(axis=1)
+            sizes = np.minimum(counts[a], counts[a + 1 :]).sum(axis=1, dtype=np.int64)
             for b, size in enumerate(sizes.tolist(), a + 1):
                 self._overlap_sizes.setdefault((a, b), size)
 
@@ -254,17 +254,25 @@ class SeriesState:
 
 def row_count_matrix(
     releases: Sequence[ReleaseState], skip: int | None = None
-) -> tuple[list[list[int]], np.ndarray]:
+) -> tuple[list[np.ndarray], np.ndarray]:
     """Each release's row counts as a row of a matrix, one column per distinct row of the
     series (numbered in the order the releases' ``row_counts`` first give them), and per
     release the column of each of its rows in ``row_counts`` order. Release ``skip`` is left
-    out (its columns empty, its counts 0): the release being built, which changes."""
+    out (its columns empty, its counts 0): the release being built, which changes.
+
+    Held as arrays (4 and 8 bytes an entry) for a whole publication by the global composition:
+    as lists of ints they added 11 MiB to release 20's peak on the 20,000-row series. A count
+    is at most a release's rows: 4 bytes hold it below 2**31 rows."""
     ids: dict[Row, int] = {}
     columns = [
-        [] if k == skip else [ids.setdefault(row, len(ids)) for row in release.row_counts]
+        np.array(
+            [] if k == skip else [ids.setdefault(row, len(ids)) for row in release.row_counts],
+            dtype=np.intp,
+        )
         for k, release in enumerate(releases)
     ]
-    counts = np.zeros((len(releases), len(ids)), dtype=np.int64)
+    largest = max((release.n for release in releases), default=0)
+    counts = np.zeros((len(releases), len(ids)), dtype=np.int32 if largest < 2**31 else np.int64)
     for k, release in enumerate(releases):
         if k != skip:
             counts[k, columns[k]] = list(release.row_counts.values())
