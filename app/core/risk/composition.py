@@ -40,6 +40,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import cast
 
 import numpy as np
 
@@ -410,12 +411,22 @@ class GlobalComposition:
             new = self.state.releases[self.j].row_counts
             theirs[others.index(self.j)] = [new.get(row, 0) for row in mine]
         codes = np.where(theirs == 0, 0, np.where(theirs >= counts[k, columns[k]], 1, 2))
-        # Equal patterns share one tuple, as in _own_patterns.
-        shared: dict[Pattern, Pattern] = {}
-        return {
-            row: shared.setdefault(pattern, pattern)
-            for row, pattern in zip(mine, map(tuple, codes.T.tolist()), strict=True)
-        }
+        if not mine or not others:
+            return dict.fromkeys(mine, ())
+        # Each distinct pattern is made a tuple once and shared by its rows (as in
+        # _own_patterns), found by its codes' bytes: a tuple per row, hashed to be shared, took
+        # 2.5 times as long on release 20 of the 20,000-row series.
+        table = np.ascontiguousarray(codes.T, dtype=_CODE)
+        # One bytes object per row: numpy's stubs type tolist() of a void array loosely.
+        keys = cast(list[bytes], table.view(np.dtype((np.void, table.shape[1]))).ravel().tolist())
+        shared: dict[bytes, Pattern] = {}
+        found: dict[Row, Pattern] = {}
+        for row, key in zip(mine, keys, strict=True):
+            pattern = shared.get(key)
+            if pattern is None:
+                pattern = shared[key] = tuple(key)
+            found[row] = pattern
+        return found
 
     def _own_patterns(self, k: int, others: list[int]) -> dict[Row, Pattern]:
         """The pattern of every row of release ``k``, what :func:`_pattern` gives, found through
