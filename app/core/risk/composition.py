@@ -406,13 +406,13 @@ class GlobalComposition:
             self._counts = row_count_matrix(self.state.releases, skip=self.j)
         columns, counts = self._counts
         mine = self.state.releases[k].row_counts
+        if not mine or not others:
+            return dict.fromkeys(mine, ())
         theirs = counts[others][:, columns[k]]
         if self.j in others:
             new = self.state.releases[self.j].row_counts
             theirs[others.index(self.j)] = [new.get(row, 0) for row in mine]
         codes = np.where(theirs == 0, 0, np.where(theirs >= counts[k, columns[k]], 1, 2))
-        if not mine or not others:
-            return dict.fromkeys(mine, ())
         # Each distinct pattern is made a tuple once and shared by its rows (as in
         # _own_patterns), found by its codes' bytes: a tuple per row, hashed to be shared, took
         # 2.5 times as long on release 20 of the 20,000-row series.
