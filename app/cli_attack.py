@@ -53,7 +53,9 @@ def _load(directory: Path, count: int) -> list[Loaded]:
     return loaded
 
 
-def _settings(scoring: str, selection: str, seed: int | None, window: int) -> AuditSettings:
+def _settings(
+    scoring: str, selection: str, seed: int | None, window: int, mixture_draws: int
+) -> AuditSettings:
     from app.core.attacks.settings import parse_audit_settings
     from app.core.errors import CoreError
 
@@ -62,6 +64,7 @@ def _settings(scoring: str, selection: str, seed: int | None, window: int) -> Au
         "selection": selection.split(",") if "," in selection else selection,
         "seed": seed,
         "window": window,
+        "mixture_draws": mixture_draws,
     }
     try:
         return parse_audit_settings(raw)
@@ -128,6 +131,9 @@ def attack(
     ),
     seed: Annotated[int | None, typer.Option(help="default: the release's seed")] = None,
     window: Annotated[int, typer.Option(help="skip-gram context window")] = 5,
+    mixture_draws: Annotated[
+        int, typer.Option(help="hypotheses the Bayesian adversary draws, 0-256 (0: none)")
+    ] = 16,
 ) -> None:
     """Attack each locally published release with a background corpus; print the reports."""
     # Imported here: every other command starts without loading the attack's numerics.
@@ -135,7 +141,7 @@ def attack(
     from app.io.corpus import read_corpus
     from app.io.ledger import read_release
 
-    settings = _settings(scoring, selection, seed, window)
+    settings = _settings(scoring, selection, seed, window, mixture_draws)
     loaded = _load(published, len(raw))
     uploaded = None
     if background is not None:

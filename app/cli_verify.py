@@ -13,8 +13,12 @@ Beside it, the frequency detector (issue 20, docs/attacks.md): the serial risk u
 adversary who, in each cluster, discounts the published number of counterfeits by taking
 out the rows rarest across the series (``detector``), beside ``k`` random rows (``blind``);
 it needs no label. With ``--ledger`` (publish-local's ``private/``) it also reports each
-release's counterfeit-detection AUC and the ``perfect`` detector. These figures are printed;
-they do not change the exit status.
+release's counterfeit-detection AUC, the ``perfect`` detector (every counterfeit removed: the
+upper bound) and ``control`` (``k`` true rows per cluster removed: what removal alone does to
+the recomputed risk). Then the Bayesian adversary (``weighed by``): the paper's risk averaged
+over hypotheses of which rows are the published number of counterfeits, with equal odds
+(``blind``) and, with ``--ledger``, the odds of the cross-validated logistic detector. These
+figures are printed; they do not change the exit status.
 
 Exit status: 0 when every row is within ``r_th`` (and the service agrees), 1 on a breach,
 3 when the service's figures disagree with the recomputation, 2 on bad input.
@@ -124,12 +128,15 @@ def _matches(release: PublishedRelease, ledger: ReleaseLedger) -> bool:
 
 
 def _frequency(
-    releases: Sequence[PublishedRelease], ledgers: Sequence[ReleaseLedger | None], r_th: float
+    releases: Sequence[PublishedRelease],
+    ledgers: Sequence[ReleaseLedger | None],
+    r_th: float,
+    draws: int,
 ) -> dict[str, Any]:
     # Imported here: sklearn loads only when a verification runs.
     from app.core.attacks.frequency_risk import frequency_audit
 
-    return frequency_audit(releases, ledgers, r_th, seed=0)
+    return frequency_audit(releases, ledgers, r_th, seed=0, draws=draws)
 
 
 def _echo_frequency(frequency: dict[str, Any]) -> None:
@@ -139,6 +146,13 @@ def _echo_frequency(frequency: dict[str, Any]) -> None:
             for r in risks
         )
         typer.echo(f"discounted by {name}: {line}", err=True)
+    for name, risks in frequency.get("mixture", {}).items():
+        line = ", ".join(
+            f"r{r['release_no']} {r['rows_over_threshold']} over, {r['rows_surely_over']} "
+            f"surely (max {r['max_serial_risk']:.2f})"
+            for r in risks
+        )
+        typer.echo(f"weighed by {name} ({risks[0]['draws']} draws): {line}", err=True)
     for d in frequency["detection"]:
         if d["counterfeits"]:
             auc = d["auc"]
@@ -202,6 +216,15 @@ def verify(
             "the counterfeit detector against"
         ),
     ] = None,
+    mixture_draws: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=256,
+            help="hypotheses the Bayesian adversary draws (each one assessment of the "
+            "series; 0: none)",
+        ),
+    ] = 16,
 ) -> None:
     """Recompute every row's serial risk from public releases; exit 1 on a breach."""
     service_risk = None
@@ -236,7 +259,7 @@ def verify(
     breaches = sum(r["rows_over_threshold"] for r in report)
     disagreements = _disagreements(report, service_risk) if service_risk is not None else []
     # The detector-aware risk against the latest release's threshold (a series has one).
-    frequency = _frequency(releases, ledgers, thresholds[-1])
+    frequency = _frequency(releases, ledgers, thresholds[-1], mixture_draws)
     typer.echo(
         json.dumps(
             {

@@ -13,7 +13,8 @@ as an auditor would, and reports per release:
 - the top-k precision (k = published counterfeits per cluster) against chance;
 - the paper's serial risk (rows over r_th, max), and the same after each adversary's
   discount (:mod:`app.core.attacks.frequency_risk`): ``blind`` (k random rows per cluster),
-  ``detector`` (rarity), ``transfer``, ``perfect`` (the ledger).
+  ``detector`` (rarity), ``transfer``, and from the ledger ``control`` (k true rows per
+  cluster at random: what removal alone does) and ``perfect`` (every counterfeit removed).
 
     python -m benchmarks.frequency_detector --work /tmp/fd \\
         --json benchmarks/results/frequency_detector.json
@@ -41,7 +42,8 @@ from app.core.attacks.frequency import (
     rarity_score,
     row_features,
 )
-from app.core.attacks.frequency_risk import discounted_risks
+from app.core.attacks.frequency_risk import discounted_risks, logistic_odds
+from app.core.attacks.mixture_risk import DEFAULT_DRAWS, mixture_risks
 from app.core.model import PublishedRelease, ReleaseLedger
 from app.core.risk.assess import assess_series
 from app.io.ledger import read_ledger, read_release
@@ -102,19 +104,29 @@ def _round(value: Any) -> Any:
     return value
 
 
-def evaluate(series: Series, tables: Any, model: Any, seed: int) -> list[dict[str, Any]]:
-    """Per release: AUCs, top-k precision, the paper's risk and each discounted risk."""
+def evaluate(
+    series: Series, tables: Any, model: Any, seed: int, draws: int = DEFAULT_DRAWS
+) -> list[dict[str, Any]]:
+    """Per release: AUCs, top-k precision, the paper's risk, each discounted risk and the
+    Bayesian adversary's (``mixture``: blind, the in-series cross-validated ``logistic`` and
+    ``transfer``, each ``[rows over, rows surely over, max]``)."""
     releases, ledgers = series
     features, labels = tables
     transfer = [model.predict_proba(f)[:, 1] for f in features]
     scores = {
         "detector": [rarity_score(f) for f in features],
         "transfer": transfer,
-        "perfect": [lab.astype(np.float64) for lab in labels],
     }
     started = time.perf_counter()
-    discounted = discounted_risks(releases, scores, R_TH, seed)
+    discounted = discounted_risks(releases, scores, R_TH, seed, labels)
     risk_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    weights = {
+        **logistic_odds(releases, features, labels, seed),
+        "transfer": [p / np.maximum(1.0 - p, 1e-12) for p in transfer],
+    }
+    mixture = mixture_risks(releases, weights, R_TH, draws, seed) if draws else {}
+    mixture_seconds = time.perf_counter() - started
     paper = assess_series(releases, R_TH, with_rows=False)
     detection = detection_report(releases, list(enumerate(ledgers)), seed)
     out = []
@@ -134,13 +146,24 @@ def evaluate(series: Series, tables: Any, model: Any, seed: int) -> list[dict[st
                     "pooled": entry["pooled"],
                     "risk": risk,
                     "risk_seconds": risk_seconds,
+                    "mixture": {
+                        name: [
+                            per[j]["rows_over_threshold"],
+                            per[j]["rows_surely_over"],
+                            round(per[j]["max_serial_risk"], 3),
+                        ]
+                        for name, per in mixture.items()
+                    },
+                    "mixture_seconds": mixture_seconds,
                 }
             )
         )
     return out
 
 
-def run(work: Path, counterfeits: str = "blend") -> list[dict[str, Any]]:
+def run(
+    work: Path, counterfeits: str = "blend", draws: int = DEFAULT_DRAWS
+) -> list[dict[str, Any]]:
     results = []
     for name, corpus, size, published, count, seeds in SERIES:
         loaded = {}
@@ -157,7 +180,7 @@ def run(work: Path, counterfeits: str = "blend") -> list[dict[str, Any]]:
         tables = {seed: _table(s) for seed, s in loaded.items()}
         for seed in seeds:
             model = _transfer([tables[other] for other in seeds if other != seed])
-            releases = evaluate(loaded[seed], tables[seed], model, seed)
+            releases = evaluate(loaded[seed], tables[seed], model, seed, draws)
             results.append(
                 {
                     "series": name,
@@ -173,7 +196,8 @@ def run(work: Path, counterfeits: str = "blend") -> list[dict[str, Any]]:
                     f"{name} {counterfeits} seed {seed} r{r['release_no']}: "
                     f"{r['counterfeits']} cf, rarity "
                     f"{a['rarity']}, logistic {a['logistic']}, +counts "
-                    f"{a['logistic_with_counts']}, transfer {a['transfer']}, risk {r['risk']}",
+                    f"{a['logistic_with_counts']}, transfer {a['transfer']}, risk {r['risk']}, "
+                    f"mixture {r['mixture']}",
                     flush=True,
                 )
     return results
@@ -190,11 +214,17 @@ def main(argv: list[str] | None = None) -> int:
         default=["blend", "fresh"],
         help="Sanony's counterfeits parameter: each mode's series are published and scored",
     )
+    p.add_argument(
+        "--draws",
+        type=int,
+        default=DEFAULT_DRAWS,
+        help="hypotheses per Bayesian adversary (0: none)",
+    )
     args = p.parse_args(argv)
     results = []
     with tempfile.TemporaryDirectory() as scratch:
         for mode in args.counterfeits:
-            results += run(args.work or Path(scratch), mode)
+            results += run(args.work or Path(scratch), mode, args.draws)
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0

@@ -27,6 +27,7 @@ _EXAMPLE: dict[str, Any] = {
         "background": "published",
         "seed": None,
         "window": 5,
+        "mixture_draws": 16,
     },
     "background_transactions": 1396,
     "rows": 698,
@@ -265,9 +266,14 @@ class AttackReportOut(BaseModel):
         "series and within the release, term co-occurrence (NPMI), length, and a "
         "cross-validated logistic model on them without and with the published counts, "
         "and the top-k precision against chance (null without counterfeits); ``risk`` per "
-        "adversary (blind: k random rows per cluster removed; detector: the k rarest) the "
-        "rows over r_th and maximum serial risk of this release once each cluster's "
-        "published counterfeits are discounted",
+        "adversary (blind: k random rows per cluster removed; detector: the k rarest; "
+        "with every ledger at hand, control: k true rows removed, and perfect: every "
+        "counterfeit removed) the rows over r_th and maximum serial risk of this release "
+        "once each cluster's published counterfeits are discounted; ``mixture`` per "
+        "adversary (blind: equal odds; logistic: the cross-validated detector's odds, with "
+        "every ledger at hand) the Bayesian adversary's rows over r_th (mean over the "
+        "hypotheses of which rows are the counterfeits), rows surely over (beyond two "
+        "standard errors) and maximum mean risk",
     )
     reassociation: dict[str, ReassociationOut] | None = Field(
         None,

@@ -76,6 +76,7 @@ async def test_each_job_keeps_an_attack_report_for_auditors(client: httpx.AsyncC
         "background": "published",
         "seed": None,
         "window": 5,
+        "mixture_draws": 16,
     }
     publisher = await create_key(client, "publisher", "audited")
     jobs = [await _publish(client, "audited", n, publisher) for n in (1, 2)]
@@ -106,7 +107,7 @@ async def test_each_job_keeps_an_attack_report_for_auditors(client: httpx.AsyncC
         # own: release 1).
         frequency = report["frequency"]
         assert frequency["score"] == "rarity" and frequency["r_th"] > 0
-        perfect = {"perfect"} if number == 1 else set()
+        perfect = {"perfect", "control"} if number == 1 else set()
         assert set(frequency["risk"]) == {"blind", "detector", *perfect}
         assert frequency["risk"]["detector"]["release_no"] == number
         # Aggregates only: no term of the corpus, public or private, is in the report.

@@ -19,7 +19,10 @@ def test_a_model_trained_on_another_series_transfers() -> None:
     assert releases[0]["auc"]["transfer"] is None  # release 1: no counterfeit
     for r in releases[1:]:
         assert r["auc"]["transfer"] > 0.9 and r["auc"]["rarity"] > 0.9
-        assert set(r["risk"]) == {"paper", "blind", "detector", "transfer", "perfect"}
+        assert set(r["risk"]) == {"paper", "blind", "detector", "transfer", "control", "perfect"}
+        assert set(r["mixture"]) == {"blind", "logistic", "transfer"}
+        for over, surely, worst in r["mixture"].values():
+            assert 0 <= surely <= over and worst >= 0
         json.dumps(r, allow_nan=False)  # NaN-free, as written to the results file
 
 

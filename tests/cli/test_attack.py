@@ -65,8 +65,11 @@ def test_attack_prints_a_report_per_release(published: Path) -> None:
         assert sorted(report["private_copies"]) == ["aba-ngd", "mra-ngd", "random"]
         # Every ledger up to the release is at hand: the perfect detector too (issue 20).
         risk = report["frequency"]["risk"]
-        assert set(risk) == {"blind", "detector", "perfect"}
+        assert set(risk) == {"blind", "detector", "control", "perfect"}
         assert risk["perfect"]["release_no"] == report["release_no"]
+        mixture = report["frequency"]["mixture"]
+        assert set(mixture) == {"blind", "logistic"} or set(mixture) == {"blind"}
+        assert mixture["blind"]["release_no"] == report["release_no"]
     # The default background: the public rows up to each release.
     assert reports[0]["background_transactions"] == reports[0]["rows"]
     assert reports[1]["background_transactions"] == reports[0]["rows"] + reports[1]["rows"]

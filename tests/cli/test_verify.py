@@ -174,17 +174,32 @@ def test_verify_reports_the_frequency_detector(tmp_path: Path) -> None:
     assert code == 0 and frequency["score"] == "rarity"
     # No ledger: the detector-aware risk (public data only), no AUC, no perfect detector.
     assert set(frequency["risk"]) == {"blind", "detector"}
+    # The Bayesian adversary of the published counts alone (equal odds).
+    assert set(frequency["mixture"]) == {"blind"}
     assert frequency["detection"] == []
     releases = [r["release_no"] for r in report["releases"]]
-    for risks in frequency["risk"].values():
+    for risks in [*frequency["risk"].values(), *frequency["mixture"].values()]:
         assert [r["release_no"] for r in risks] == releases
+    for r, release in zip(frequency["mixture"]["blind"], report["releases"], strict=True):
+        assert r["draws"] == 16 and 0 <= r["rows_surely_over"] <= r["rows_over_threshold"]
+        # Each draw keeps all but K rows, and every row a draw kept is scored.
+        assert release["n_rows"] - r["counterfeits"] <= r["rows"] <= release["n_rows"]
     result = CliRunner().invoke(cli, ["verify", str(out), "--ledger", str(out / "private")])
     assert result.exit_code == 0, result.output
     assert "discounted by detector:" in result.stderr
+    assert "weighed by blind (16 draws):" in result.stderr
     frequency = json.loads(result.stdout[: result.stdout.rindex("}") + 1])["frequency"]
-    assert set(frequency["risk"]) == {"blind", "detector", "perfect"}
+    assert set(frequency["risk"]) == {"blind", "detector", "control", "perfect"}
+    # The logistic detector's odds need two clusters with a counterfeit to cross-validate,
+    # which this small series may lack (tests/core/attacks/test_frequency.py has them).
+    assert set(frequency["mixture"]) in ({"blind", "logistic"}, {"blind"})
     assert [d["release_no"] for d in frequency["detection"]] == releases
     assert {"rarity", "logistic", "logistic_with_counts"} <= set(frequency["detection"][0]["auc"])
+    # No draw, no Bayesian adversary; a negative count is refused.
+    result = CliRunner().invoke(cli, ["verify", str(out), "--mixture-draws", "0"])
+    assert result.exit_code == 0 and "weighed by" not in result.stderr
+    assert "mixture" not in json.loads(result.stdout[: result.stdout.rindex("}") + 1])["frequency"]
+    assert CliRunner().invoke(cli, ["verify", str(out), "--mixture-draws", "-1"]).exit_code == 2
 
 
 def test_verify_refuses_a_ledger_of_another_series(tmp_path: Path) -> None:

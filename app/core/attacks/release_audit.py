@@ -21,6 +21,7 @@ from app.core.attacks.anony_measures import Holds, holds_term
 from app.core.attacks.audit import audit_release
 from app.core.attacks.chunk_audit import audit_disassociation, chunk_background
 from app.core.attacks.frequency_risk import frequency_audit
+from app.core.attacks.mixture_risk import DEFAULT_DRAWS
 from app.core.attacks.settings import AuditSettings
 from app.core.attacks.tracing import trace_by_content
 from app.core.disassociation.model import DisassociatedRelease, Disassociation
@@ -189,7 +190,9 @@ def audit_report(
     if series is not None:
         ledgers = list(series_ledgers or [None] * len(series))
         ledgers[-1] = ledger  # traced by content, it may have been rebuilt
-        report["frequency"] = frequency_section(series, ledgers, r_th, series_seed)
+        report["frequency"] = frequency_section(
+            series, ledgers, r_th, series_seed, settings.mixture_draws
+        )
         report["seconds"] = round(time.perf_counter() - started, 4)
     return report
 
@@ -199,13 +202,16 @@ def frequency_section(
     ledgers: Sequence[ReleaseLedger | None],
     r_th: float | None,
     seed: int = 0,
+    draws: int = DEFAULT_DRAWS,
 ) -> dict[str, Any]:
     """The frequency detector's figures for the last release of ``series`` (issue 20):
     ``detection`` its AUCs and top-k precision (``None`` without counterfeits), ``risk`` per
-    detector (``blind``, ``detector``, ``perfect`` when every ledger is known) its rows over
-    ``r_th`` and maximum serial risk once each cluster's counterfeits are discounted
-    (:mod:`~app.core.attacks.frequency_risk`). Aggregates only."""
-    full = frequency_audit(series, ledgers, r_th, seed)
+    detector (``blind``, ``detector``; ``control`` and ``perfect`` when every ledger is
+    known) its rows over ``r_th`` and maximum serial risk once each cluster's counterfeits
+    are discounted (:mod:`~app.core.attacks.frequency_risk`); ``mixture`` per adversary
+    (``blind``; ``logistic`` when every ledger is known) the Bayesian adversary's figures
+    (:mod:`~app.core.attacks.mixture_risk`). Aggregates only."""
+    full = frequency_audit(series, ledgers, r_th, seed, draws)
     mine = series[-1].release_no
     detection = [d for d in full["detection"] if d["release_no"] == mine]
     return {
@@ -213,6 +219,7 @@ def frequency_section(
         "detection": detection[0] if detection and detection[0]["counterfeits"] else None,
         "r_th": r_th,
         "risk": {name: risks[-1] for name, risks in full.get("risk", {}).items()},
+        "mixture": {name: risks[-1] for name, risks in full.get("mixture", {}).items()},
     }
 
 

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.core.attacks.audit import AuditParams
+from app.core.attacks.mixture_risk import DEFAULT_DRAWS
 from app.core.attacks.selection import SELECTIONS, Selection
 from app.core.errors import InvalidParameter
 
 __all__ = [
     "BACKGROUNDS",
     "SCORINGS",
+    "MAX_MIXTURE_DRAWS",
     "AuditSettings",
     "Background",
     "Scoring",
@@ -33,7 +35,10 @@ SCORINGS: tuple[Scoring, ...] = ("ngd", "embedding")
 #: ``published``: the series' own public rows (what every analyst holds); ``uploaded``: a
 #: corpus an admin or the series' publisher uploaded (``PUT /v1/series/{name}/background``).
 BACKGROUNDS: tuple[Background, ...] = ("published", "uploaded")
-_KEYS = ("enabled", "scoring", "selection", "background", "seed", "window")
+_KEYS = ("enabled", "scoring", "selection", "background", "seed", "window", "mixture_draws")
+#: Most hypotheses the Bayesian adversary may draw per release: each is one assessment of the
+#: series so far.
+MAX_MIXTURE_DRAWS = 256
 _PREFIX = "params.semantic_audit"
 
 
@@ -42,7 +47,10 @@ class AuditSettings:
     """Effective ``semantic_audit`` of a series.
 
     ``selection``: the selection methods run (thesis 4.3; the random baseline always runs);
-    ``seed``: ``None`` takes the series' ``seed``; ``window``: the skip-gram context window.
+    ``seed``: ``None`` takes the series' ``seed``; ``window``: the skip-gram context window;
+    ``mixture_draws``: hypotheses the frequency section's Bayesian adversary draws
+    (:mod:`~app.core.attacks.mixture_risk`; 0 leaves it out: each draw is one assessment
+    of the series so far).
     """
 
     enabled: bool = False
@@ -51,6 +59,7 @@ class AuditSettings:
     background: Background = "published"
     seed: int | None = None
     window: int = 5
+    mixture_draws: int = DEFAULT_DRAWS
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON echoed in the series' ``params`` and kept with each report.
@@ -65,6 +74,7 @@ class AuditSettings:
             "background": self.background,
             "seed": self.seed,
             "window": self.window,
+            "mixture_draws": self.mixture_draws,
         }
 
     def audit_params(self, series_seed: int) -> AuditParams:
@@ -133,6 +143,9 @@ def parse_audit_settings(raw: Any) -> AuditSettings:
     window = raw.get("window", 5)
     if not isinstance(window, int) or isinstance(window, bool) or not 1 <= window <= 1000:
         raise _fail("window", "must be an integer between 1 and 1000")
+    draws = raw.get("mixture_draws", DEFAULT_DRAWS)
+    if not isinstance(draws, int) or isinstance(draws, bool) or not 0 <= draws <= MAX_MIXTURE_DRAWS:
+        raise _fail("mixture_draws", f"must be an integer between 0 and {MAX_MIXTURE_DRAWS}")
     return AuditSettings(
         enabled=enabled,
         scoring=scoring,
@@ -140,4 +153,5 @@ def parse_audit_settings(raw: Any) -> AuditSettings:
         selection=_selection(raw.get("selection", "all")),
         seed=seed,
         window=window,
+        mixture_draws=draws,
     )

@@ -19,6 +19,8 @@ from app.core.attacks.frequency import (
     top_k_precision,
 )
 from app.core.attacks.frequency_risk import (
+    _every_labelled,
+    _true_rows_at_random,
     discount_release,
     discounted_risks,
     frequency_audit,
@@ -160,18 +162,56 @@ def test_discounting_caps_the_private_counts_at_the_new_size() -> None:
 
 def test_discounted_risks_remove_the_published_counterfeits() -> None:
     releases, ledgers = _planted(seed=1, clusters=8)
-    labels = [
-        counterfeit_labels(r, led).astype(np.float64)
-        for r, led in zip(releases, ledgers, strict=True)
-    ]
-    risks = discounted_risks(releases, {"perfect": labels}, r_th=8.0, seed=0)
-    assert set(risks) == {"blind", "perfect"}
+    labels = [counterfeit_labels(r, led) for r, led in zip(releases, ledgers, strict=True)]
+    risks = discounted_risks(releases, {}, r_th=8.0, seed=0, labels=labels)
+    assert set(risks) == {"blind", "control", "perfect"}
+    published = [sum(c.counterfeits for c in r.clusters) for r in releases]
+    # _planted publishes every counterfeit in its cluster's count, so all three remove k.
     for name in risks:
         removed = [r["removed"] for r in risks[name]]
-        assert removed == [sum(c.counterfeits for c in r.clusters) for r in releases]
+        assert removed == published == [int(lab.sum()) for lab in labels]
         rows = [r["rows"] for r in risks[name]]
         assert rows == [r.n_rows - gone for r, gone in zip(releases, removed, strict=True)]
     audit = frequency_audit(releases, ledgers, r_th=8.0)
-    assert set(audit["risk"]) == {"blind", "detector", "perfect"}
+    assert set(audit["risk"]) == {"blind", "detector", "control", "perfect"}
     assert audit["detection"][0]["auc"]["rarity"] is None  # release 1: no counterfeit
-    assert "perfect" not in frequency_audit(releases, [None, *ledgers[1:]], r_th=8.0)["risk"]
+    without = frequency_audit(releases, [None, *ledgers[1:]], r_th=8.0)
+    assert "perfect" not in without["risk"] and "control" not in without["risk"]
+    # The Bayesian adversary: equal odds from the public counts; the logistic detector's
+    # odds only with every ledger (its labels fit the model).
+    assert set(audit["mixture"]) == {"blind", "logistic"}
+    assert set(without["mixture"]) == {"blind"}
+    for name, per_release in audit["mixture"].items():
+        assert [r["counterfeits"] for r in per_release] == published, name
+        assert [r["draws"] for r in per_release] == [16, 16, 16]
+    assert "mixture" not in frequency_audit(releases, ledgers, r_th=8.0, draws=0)
+
+
+def _unpublished() -> tuple[list[PublishedRelease], list[np.ndarray]]:
+    """Release 2's cluster publishes k = 1, but two of its five rows are counterfeits (FP2's
+    and the repair's are counted only in the release's total): positions 1 and 3."""
+    r1 = release_from_counts(1, [([("a",), ("b",), ("c",)], {"s": 1}, {}, 0)], {}, {"s": 0.3})
+    rows = [("a",), ("x",), ("b",), ("y",), ("c",)]
+    r2 = release_from_counts(2, [(rows, {"s": 1}, {}, 1)], {}, {"s": 0.3})
+    r2.counterfeit_rows = 2
+    labels = [np.zeros(3, dtype=np.bool_), np.array([False, True, False, True, False])]
+    return [r1, r2], labels
+
+
+def test_perfect_removes_every_counterfeit_and_control_only_true_rows() -> None:
+    releases, labels = _unpublished()
+    for seed in range(20):
+        risks = discounted_risks(releases, {}, r_th=8.0, seed=seed, labels=labels)
+        # The upper bound takes both counterfeits, not only the cluster's published one.
+        assert [r["removed"] for r in risks["perfect"]] == [0, 2]
+        assert [r["rows"] for r in risks["perfect"]] == [3, 3]
+        # blind and control take the published k = 1.
+        assert [r["removed"] for r in risks["blind"]] == [0, 1]
+        assert [r["removed"] for r in risks["control"]] == [0, 1]
+        # control's row is a true one: what remains still holds both counterfeits.
+        gone = _true_rows_at_random(releases[1], labels[1], seed)
+        assert len(gone) == 1 and gone[0][0] in (0, 2, 4)
+    assert _every_labelled(releases[1], labels[1]) == [[1, 3]]
+    # control draws among the true rows, so over seeds it takes each of them.
+    drawn = {_true_rows_at_random(releases[1], labels[1], seed)[0][0] for seed in range(40)}
+    assert drawn == {0, 2, 4}

@@ -42,6 +42,8 @@ def published() -> Published:
             {"selection": "all", "seed": 4, "window": 9, "background": "uploaded"},
             AuditSettings(enabled=True, seed=4, window=9, background="uploaded"),
         ),
+        ({"mixture_draws": 0}, AuditSettings(enabled=True, mixture_draws=0)),
+        ({"mixture_draws": 256}, AuditSettings(enabled=True, mixture_draws=256)),
     ],
 )
 def test_settings(raw: object, expected: AuditSettings) -> None:
@@ -54,6 +56,9 @@ def test_settings(raw: object, expected: AuditSettings) -> None:
         ({"scoring": "bert"}, "semantic_audit.scoring"),
         ({"seed": True}, "semantic_audit.seed"),
         ({"selection": "vpa"}, "semantic_audit.selection"),
+        ({"mixture_draws": -1}, "semantic_audit.mixture_draws"),
+        ({"mixture_draws": 257}, "semantic_audit.mixture_draws"),
+        ({"mixture_draws": True}, "semantic_audit.mixture_draws"),
         (3, "semantic_audit"),
     ],
 )
