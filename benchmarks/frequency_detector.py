@@ -16,7 +16,7 @@ as an auditor would, and reports per release:
   ``detector`` (rarity), ``transfer``, and from the ledger ``control`` (k true rows per
   cluster at random: what removal alone does) and ``perfect`` (every counterfeit removed).
 
-    python -m benchmarks.frequency_detector --work /tmp/fd \\
+    python -m benchmarks.frequency_detector --work /tmp/fd --counts cluster release \\
         --json benchmarks/results/frequency_detector.json
 """
 
@@ -162,8 +162,11 @@ def evaluate(
 
 
 def run(
-    work: Path, counterfeits: str = "blend", draws: int = DEFAULT_DRAWS
+    work: Path, counterfeits: str = "blend", draws: int = DEFAULT_DRAWS, counts: str = "cluster"
 ) -> list[dict[str, Any]]:
+    """Every series of :data:`SERIES` with Sanony's ``counterfeits`` and
+    ``counterfeit_counts`` (``counts``), scored by :func:`evaluate`."""
+    suffix = "" if counts == "cluster" else f"-{counts}"
     results = []
     for name, corpus, size, published, count, seeds in SERIES:
         loaded = {}
@@ -173,8 +176,9 @@ def run(
                 size,
                 published,
                 seed,
-                work / f"b{corpus}-5x{size}-s{seed}-{counterfeits}",
+                work / f"b{corpus}-5x{size}-s{seed}-{counterfeits}{suffix}",
                 counterfeits=counterfeits,
+                counterfeit_counts=counts,
             )
             loaded[seed] = read_series(folder, count)
         tables = {seed: _table(s) for seed, s in loaded.items()}
@@ -187,13 +191,14 @@ def run(
                     "seed": seed,
                     "r_th": R_TH,
                     "counterfeits": counterfeits,
+                    "counterfeit_counts": counts,
                     "releases": releases,
                 }
             )
             for r in releases:
                 a = r["auc"]
                 print(
-                    f"{name} {counterfeits} seed {seed} r{r['release_no']}: "
+                    f"{name} {counterfeits} {counts} seed {seed} r{r['release_no']}: "
                     f"{r['counterfeits']} cf, rarity "
                     f"{a['rarity']}, logistic {a['logistic']}, +counts "
                     f"{a['logistic_with_counts']}, transfer {a['transfer']}, risk {r['risk']}, "
@@ -215,6 +220,13 @@ def main(argv: list[str] | None = None) -> int:
         help="Sanony's counterfeits parameter: each mode's series are published and scored",
     )
     p.add_argument(
+        "--counts",
+        nargs="+",
+        choices=("cluster", "release"),
+        default=["cluster"],
+        help="Sanony's counterfeit_counts: each value's series are published and scored",
+    )
+    p.add_argument(
         "--draws",
         type=int,
         default=DEFAULT_DRAWS,
@@ -223,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     results = []
     with tempfile.TemporaryDirectory() as scratch:
-        for mode in args.counterfeits:
-            results += run(args.work or Path(scratch), mode, args.draws)
+        for counts in args.counts:
+            for mode in args.counterfeits:
+                results += run(args.work or Path(scratch), mode, args.draws, counts)
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0

@@ -35,14 +35,24 @@ def build_series(
     out: Path,
     r_th: float = 8.0,
     counterfeits: str = "blend",
+    counterfeit_counts: str = "cluster",
 ) -> Path:
     """Publish one SeGen series with Sanony into ``out`` (skipped when already there);
-    ``counterfeits``: Sanony's parameter (``blend``, the default, or ``fresh``)."""
+    ``counterfeits`` and ``counterfeit_counts``: Sanony's parameters (defaults ``blend`` and
+    ``cluster``)."""
     if (out / f"release-{releases:03d}.json").exists():
         return out
     corpus = read_corpus(DATA / f"bms-webview-{corpus_no}.dat")
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=seed)
-    params = parse_params("sanony", {"r_th": r_th, "seed": seed, "counterfeits": counterfeits})
+    params = parse_params(
+        "sanony",
+        {
+            "r_th": r_th,
+            "seed": seed,
+            "counterfeits": counterfeits,
+            "counterfeit_counts": counterfeit_counts,
+        },
+    )
     history = SeriesHistory()
     (out / "private").mkdir(parents=True, exist_ok=True)
     for positions in segen(len(corpus), size, releases, 0.4, seed=seed):

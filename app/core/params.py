@@ -33,6 +33,7 @@ SERIAL = (
     "global_lift",
     "counterfeits",
     "forward_perturbation",
+    "counterfeit_counts",
     "align",
     "max_suppression",
     "suppression_floor",
@@ -63,7 +64,12 @@ class PublishParams:
     row, so that counterfeits are as rare across the series as true rows are; ``fresh``
     always draws a set no release holds (Definition 14 taken literally; docs/methods.md,
     issue 20);
-    ``forward_perturbation`` runs FP1 (off by default, docs/methods.md); ``align`` gives the
+    ``forward_perturbation`` runs FP1 (off by default, docs/methods.md);
+    ``counterfeit_counts`` where the counterfeit rows are counted in public: ``cluster`` (the
+    default, the paper's section 3.2) has each cluster publish BP + FP1's rows beside the
+    release's total; ``release`` publishes the total only (every cluster 0), which an
+    adversary who weighs hypotheses of which rows are counterfeits cannot aim by cluster
+    (docs/attacks.md, issue 20); ``align`` gives the
     copies that a new cluster's published cover would expose, and those of clusters of one
     repeated set, to the global bag before BP (docs/methods.md); ``max_suppression``
     the share of a release's private copies that may be suppressed as the last resort, and
@@ -96,6 +102,7 @@ class PublishParams:
     global_lift: str = "least"
     counterfeits: str = "blend"
     forward_perturbation: bool = False
+    counterfeit_counts: str = "cluster"
     align: bool = True
     max_suppression: float = 0.01
     suppression_floor: int = 3
@@ -217,6 +224,17 @@ def _validate(p: PublishParams) -> None:
     )
     _check("global_lift", p.global_lift in ("least", "lemma4"), "must be 'least' or 'lemma4'")
     _check("counterfeits", p.counterfeits in ("blend", "fresh"), "must be 'blend' or 'fresh'")
+    _check(
+        "counterfeit_counts",
+        p.counterfeit_counts in ("cluster", "release"),
+        "must be 'cluster' or 'release'",
+    )
+    _check(
+        "forward_perturbation",
+        not (p.forward_perturbation and p.counterfeit_counts == "release"),
+        "FP1 protects the counts each cluster publishes (Lemma 5); with counterfeit_counts "
+        "'release' the clusters publish none, and FP1 would only add counterfeit rows",
+    )
     _check("max_suppression", 0 <= p.max_suppression <= 1, "must be between 0 and 1")
     _check("suppression_floor", 0 <= p.suppression_floor <= 10**6, "must be between 0 and 1000000")
     _check(

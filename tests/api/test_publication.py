@@ -338,3 +338,41 @@ async def test_a_disclosing_population_rate_is_warned_of(client: httpx.AsyncClie
     ordinary = await client.post(f"{url}?wait=true", json=body(2), headers=publisher)
     assert ordinary.status_code == 201, ordinary.text
     assert not [w for w in ordinary.json()["warnings"] if w["code"] == "disclosing_population_rate"]
+
+
+async def test_counts_by_release_publish_no_cluster_count(client: httpx.AsyncClient) -> None:
+    params = {**PAPER_PARAMS, "forward_perturbation": False, "counterfeit_counts": "release"}
+    created = await create_series(client, params=params)
+    assert created["params"]["counterfeit_counts"] == "release"
+    # FP1 protects the clusters' counts: asked for beside "release", it is refused by name.
+    refused = await client.post(
+        "/v1/series",
+        json={
+            "name": "both",
+            "method": "sanony",
+            "private_terms": ["HIV"],
+            "params": {"counterfeit_counts": "release", "forward_perturbation": True},
+        },
+        headers=ADMIN,
+    )
+    assert refused.status_code == 422
+    assert refused.json()["error"]["details"]["param"] == "forward_perturbation"
+    publisher = await create_key(client, "publisher", "prison-health")
+    auditor = await create_key(client, "auditor")
+    total = 0
+    for release in (1, 2, 3):
+        response = await client.post(
+            "/v1/series/prison-health/releases?wait=true", json=body(release), headers=publisher
+        )
+        assert response.status_code == 201, response.text
+        url = f"/v1/series/prison-health/releases/{release}"
+        public = (await client.get(url, headers=auditor)).json()
+        ledger = (await client.get(f"{url}/ledger", headers=auditor)).json()
+        flagged = sum(sum(c["counterfeit"]) for c in ledger["clusters"])
+        # Every cluster publishes 0; the release's total counts every counterfeit row.
+        assert all(c["counterfeits"] == 0 for c in public["clusters"])
+        assert public["counterfeit_rows"] == flagged
+        # The split by phase stays in the ledger, for auditors.
+        assert sum(c["bp"] + c["fp1"] + c["fp2"] for c in ledger["clusters"]) == flagged
+        total += flagged
+    assert total > 0  # the example does need counterfeits: the totals were tested

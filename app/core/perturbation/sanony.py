@@ -183,9 +183,12 @@ def finalise(
     partition: Sequence[Sequence[int]],
     seed: str,
     private_terms: frozenset[str],
+    cluster_counts: bool = True,
 ) -> tuple[PublishedRelease, ReleaseLedger]:
     """Shuffle each cluster's rows (counterfeits become indistinguishable) and split the
-    public release from the private ledger."""
+    public release from the private ledger. ``cluster_counts``: each cluster publishes its BP
+    + FP1 rows (``counterfeit_counts = "cluster"``), else 0 and the release's total alone
+    counts them; the ledger keeps the split either way."""
     rng = mechanism_random(seed, "shuffle")
     clusters: list[PublishedCluster] = []
     ledgers: list[ClusterLedger] = []
@@ -206,7 +209,10 @@ def finalise(
                 # discounts k rows per cluster which clusters to un-dilute (blind adversary:
                 # 28-96 rows over r_th on BMS-1/-2 series, 0-10 with BP + FP1's; issue 20).
                 # Every counterfeit is counted in the release's total (counterfeit_rows).
-                counterfeits=cluster.bp + cluster.fp1,
+                # Under counterfeit_counts "release" the clusters publish none: a Bayesian
+                # adversary of the counts put 0-11 rows per release over r_th beyond its
+                # noise with BP's counts, none without (docs/attacks.md).
+                counterfeits=cluster.bp + cluster.fp1 if cluster_counts else 0,
             )
         )
         ledgers.append(
@@ -630,7 +636,14 @@ def _publish_sanony(
         failed.details["clusters"] = len(partition)
         raise
     lap("verify")
-    published, ledger = finalise(release, corpus, partition, seed, private_terms)
+    published, ledger = finalise(
+        release,
+        corpus,
+        partition,
+        seed,
+        private_terms,
+        cluster_counts=params.counterfeit_counts == "cluster",
+    )
     ledger.suppressed = dict(sorted(repairer.suppressor.suppressed.items()))
     for position, taken in repairer.suppressor.by_cluster.items():
         ledger.clusters[position].suppressed = dict(sorted(taken.items()))

@@ -119,3 +119,48 @@ def test_anony_alone_leaves_rows_at_risk_where_sanony_does_not() -> None:
     assert at_risk >= trials // 4, f"only {at_risk} of {trials} series were at risk"
     # ... and Sanony's guard (a clean failure, nothing published) is the rare exception.
     assert failed <= trials // 20, f"{failed} of {trials} publications failed"
+
+
+def _series_with(series: SmallSeries, counts: str) -> list[PublishedRelease] | None:
+    params = parse_params(
+        "sanony",
+        {
+            "r_th": series.r_th,
+            "cluster_size": series.cluster_size,
+            "seed": series.seed % 7,
+            "counterfeit_counts": counts,
+        },
+    )
+    history = SeriesHistory()
+    try:
+        for corpus in series.corpora:
+            publication = publish("sanony", history, corpus, series.private_terms, params)
+            history.releases.append(publication.release)
+            history.ledgers.append(publication.ledger)
+    except PublicationFailed:
+        return None
+    return history.releases
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_series())
+def test_counts_by_release_publish_the_same_rows_and_no_cluster_count(
+    series: SmallSeries,
+) -> None:
+    by_cluster = _series_with(series, "cluster")
+    by_release = _series_with(series, "release")
+    assume(by_cluster is not None)
+    # Only what is counted in public changes (FP1 is off): the same rows, copies, bag and
+    # rates, the same release totals; every cluster publishes 0.
+    assert by_release is not None
+    for a, b in zip(by_cluster, by_release, strict=True):
+        assert a.counterfeit_rows == b.counterfeit_rows
+        assert (a.global_bag, a.population_rates) == (b.global_bag, b.population_rates)
+        for ca, cb in zip(a.clusters, b.clusters, strict=True):
+            assert (ca.rows, ca.private_counts, ca.global_share) == (
+                cb.rows,
+                cb.private_counts,
+                cb.global_share,
+            )
+            assert cb.counterfeits == 0
+    assert violations(by_release, series.r_th) == []
