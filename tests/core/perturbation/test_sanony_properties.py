@@ -16,11 +16,11 @@ from tests.core.series_strategies import SmallSeries, build_series, small_series
 from tests.oracle.serial_risk import violations
 
 
-def _publish(series: SmallSeries, method: str) -> list[PublishedRelease]:
-    """Publish the whole series; :class:`PublicationFailed` propagates (nothing published)."""
-    params = parse_params(
-        method, {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed % 7}
-    )
+def _publish(series: SmallSeries, method: str, **extra: object) -> list[PublishedRelease]:
+    """Publish the whole series (``extra``: more parameters); :class:`PublicationFailed`
+    propagates (nothing published)."""
+    base = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed % 7}
+    params = parse_params(method, {**base, **extra})
     history = SeriesHistory()
     for corpus in series.corpora:
         publication = publish(method, history, corpus, series.private_terms, params)
@@ -122,24 +122,10 @@ def test_anony_alone_leaves_rows_at_risk_where_sanony_does_not() -> None:
 
 
 def _series_with(series: SmallSeries, counts: str) -> list[PublishedRelease] | None:
-    params = parse_params(
-        "sanony",
-        {
-            "r_th": series.r_th,
-            "cluster_size": series.cluster_size,
-            "seed": series.seed % 7,
-            "counterfeit_counts": counts,
-        },
-    )
-    history = SeriesHistory()
     try:
-        for corpus in series.corpora:
-            publication = publish("sanony", history, corpus, series.private_terms, params)
-            history.releases.append(publication.release)
-            history.ledgers.append(publication.ledger)
+        return _publish(series, "sanony", counterfeit_counts=counts)
     except PublicationFailed:
         return None
-    return history.releases
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
