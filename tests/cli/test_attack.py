@@ -74,6 +74,7 @@ def test_attack_prints_a_report_per_release(published: Path) -> None:
     assert reports[0]["background_transactions"] == reports[0]["rows"]
     assert reports[1]["background_transactions"] == reports[0]["rows"] + reports[1]["rows"]
     assert "coherence 100.0%" in err  # progress on stderr, the JSON alone on stdout
+    assert "frequency 100.0%" in err  # the Bayesian adversary's draws too
 
 
 def test_attack_with_a_background_file(published: Path, tmp_path: Path) -> None:

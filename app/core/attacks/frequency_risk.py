@@ -39,6 +39,7 @@ from app.core.attacks.frequency import (
 )
 from app.core.attacks.mixture_risk import DEFAULT_DRAWS, mixture_risks
 from app.core.model import PublishedRelease, ReleaseLedger
+from app.core.progress import ProgressCallback
 from app.core.risk.assess import assess_series
 
 __all__ = [
@@ -149,6 +150,7 @@ def frequency_audit(
     r_th: float | None,
     seed: int = 0,
     draws: int = DEFAULT_DRAWS,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
     """The frequency detector's section of an audit (``serialpub attack``, ``verify``, the
     job's report): aggregates only.
@@ -162,7 +164,8 @@ def frequency_audit(
     ``r_th`` is given and ``draws`` > 0): :func:`~app.core.attacks.mixture_risk.mixture_risks`
     of ``blind`` (the published counts alone) and, when every ledger is given, ``logistic``
     (the odds of the cross-validated logistic model with the counts, fitted on the ledgers'
-    labels: a detector as good as the one the AUCs report).
+    labels: a detector as good as the one the AUCs report); ``progress`` is told
+    ``("frequency", share of the draws done)``.
     """
     labelled = [(j, led) for j, led in enumerate(ledgers) if led is not None]
     report: dict[str, Any] = {
@@ -183,7 +186,8 @@ def frequency_audit(
     report["risk"] = discounted_risks(releases, scores, r_th, seed, labels)
     if draws > 0:
         odds = {} if labels is None else logistic_odds(releases, features, labels, seed)
-        report["mixture"] = mixture_risks(releases, odds, r_th, draws, seed)
+        tell = None if progress is None else lambda f: progress("frequency", f)
+        report["mixture"] = mixture_risks(releases, odds, r_th, draws, seed, tell)
     return _finite_dict(report)
 
 

@@ -34,7 +34,7 @@ above.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -111,6 +111,7 @@ def mixture_risks(
     r_th: float,
     draws: int = DEFAULT_DRAWS,
     seed: int = 0,
+    progress: Callable[[float], None] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """The Bayesian adversary's serial risk of every row, per adversary and release.
 
@@ -125,6 +126,9 @@ def mixture_risks(
         The threshold rows are counted over.
     draws:
         Hypotheses ``D`` drawn per adversary.
+    progress:
+        Called after each draw with the share of all draws done (a long audit shows it,
+        and a cancelled job stops there).
 
     Returns
     -------
@@ -137,8 +141,17 @@ def mixture_risks(
     """
     every = {"blind": [np.ones(r.n_rows) for r in releases], **weights}
     out: dict[str, list[dict[str, Any]]] = {}
+    total = max(len(every) * draws, 1)
     for a, (name, per_release) in enumerate(every.items()):
-        means = row_means(releases, per_release, r_th, draws, np.random.default_rng([seed, a]))
+        done = a * draws
+
+        def drawn(d: int, done: int = done) -> None:
+            if progress is not None:
+                progress((done + d) / total)
+
+        means = row_means(
+            releases, per_release, r_th, draws, np.random.default_rng([seed, a]), drawn
+        )
         out[name] = [
             _summary(release, mean, error, r_th, draws)
             for release, (mean, error) in zip(releases, means, strict=True)
@@ -152,14 +165,15 @@ def row_means(
     r_th: float,
     draws: int,
     rng: np.random.Generator,
+    drawn: Callable[[int], None] | None = None,
 ) -> list[tuple[Floats, Floats]]:
     """Per release, each row's mean serial risk over the draws that keep it and the mean's
     standard error (row order; ``nan`` for a row no draw kept, ``inf`` error for a row kept
-    once). ``weights``: one array of odds per release."""
+    once). ``weights``: one array of odds per release; ``drawn`` is told the draws done."""
     sums = [np.zeros(r.n_rows) for r in releases]
     squares = [np.zeros(r.n_rows) for r in releases]
     kept = [np.zeros(r.n_rows) for r in releases]
-    for _ in range(draws):
+    for d in range(draws):
         reduced = []
         positions = []
         for release, w in zip(releases, weights, strict=True):
@@ -171,6 +185,8 @@ def row_means(
             sums[j][positions[j]] += values
             squares[j][positions[j]] += values * values
             kept[j][positions[j]] += 1
+        if drawn is not None:
+            drawn(d + 1)
     out = []
     for total, square, n in zip(sums, squares, kept, strict=True):
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -191,7 +191,7 @@ def audit_report(
         ledgers = list(series_ledgers or [None] * len(series))
         ledgers[-1] = ledger  # traced by content, it may have been rebuilt
         report["frequency"] = frequency_section(
-            series, ledgers, r_th, series_seed, settings.mixture_draws
+            series, ledgers, r_th, series_seed, settings.mixture_draws, progress
         )
         report["seconds"] = round(time.perf_counter() - started, 4)
     return report
@@ -203,6 +203,7 @@ def frequency_section(
     r_th: float | None,
     seed: int = 0,
     draws: int = DEFAULT_DRAWS,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
     """The frequency detector's figures for the last release of ``series`` (issue 20):
     ``detection`` its AUCs and top-k precision (``None`` without counterfeits), ``risk`` per
@@ -211,7 +212,7 @@ def frequency_section(
     are discounted (:mod:`~app.core.attacks.frequency_risk`); ``mixture`` per adversary
     (``blind``; ``logistic`` when every ledger is known) the Bayesian adversary's figures
     (:mod:`~app.core.attacks.mixture_risk`). Aggregates only."""
-    full = frequency_audit(series, ledgers, r_th, seed, draws)
+    full = frequency_audit(series, ledgers, r_th, seed, draws, progress)
     mine = series[-1].release_no
     detection = [d for d in full["detection"] if d["release_no"] == mine]
     return {

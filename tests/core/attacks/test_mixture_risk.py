@@ -143,3 +143,11 @@ def test_equal_weights_draw_every_row_alike() -> None:
     drawn = Counter(draw_counterfeits(release, np.ones(5), rng)[0][0] for _ in range(5000))
     assert set(drawn) == set(range(5))
     assert all(abs(count - 1000) < 120 for count in drawn.values())
+
+
+def test_progress_is_told_after_every_draw() -> None:
+    told: list[float] = []
+    weights = {"certain": [np.ones(4), np.array([0.0, 0.0, 0.0, 1.0, 0.0])]}
+    mixture_risks(_series(), weights, R_TH, draws=3, progress=told.append)
+    # Two adversaries (blind and certain), three draws each.
+    assert told == [1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0]
