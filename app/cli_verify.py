@@ -136,7 +136,12 @@ def _frequency(
     # Imported here: sklearn loads only when a verification runs.
     from app.core.attacks.frequency_risk import frequency_audit
 
-    return frequency_audit(releases, ledgers, r_th, seed=0, draws=draws)
+    def show(phase: str, fraction: float) -> None:
+        # The Bayesian adversary assesses the series once per draw: minutes on large ones.
+        end = "\n" if fraction >= 1.0 else ""
+        typer.echo(f"\r{phase} {fraction:6.1%}{end}", nl=False, err=True)
+
+    return frequency_audit(releases, ledgers, r_th, seed=0, draws=draws, progress=show)
 
 
 def _echo_frequency(frequency: dict[str, Any]) -> None:

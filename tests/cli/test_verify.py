@@ -188,6 +188,7 @@ def test_verify_reports_the_frequency_detector(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "discounted by detector:" in result.stderr
     assert "weighed by blind (16 draws):" in result.stderr
+    assert "frequency 100.0%" in result.stderr  # progress of the draws
     frequency = json.loads(result.stdout[: result.stdout.rindex("}") + 1])["frequency"]
     assert set(frequency["risk"]) == {"blind", "detector", "control", "perfect"}
     # The logistic detector's odds need two clusters with a counterfeit to cross-validate,
