@@ -151,6 +151,7 @@ def frequency_audit(
     seed: int = 0,
     draws: int = DEFAULT_DRAWS,
     progress: ProgressCallback | None = None,
+    mixture_scored: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """The frequency detector's section of an audit (``serialpub attack``, ``verify``, the
     job's report): aggregates only.
@@ -164,7 +165,8 @@ def frequency_audit(
     ``r_th`` is given and ``draws`` > 0): :func:`~app.core.attacks.mixture_risk.mixture_risks`
     of ``blind`` (the published counts alone) and, when every ledger is given, ``logistic``
     (the odds of the cross-validated logistic model with the counts, fitted on the ledgers'
-    labels: a detector as good as the one the AUCs report); ``progress`` is told
+    labels: a detector as good as the one the AUCs report), for the releases at the
+    positions ``mixture_scored`` (default every one); ``progress`` is told
     ``("frequency", share of the draws done)``.
     """
     labelled = [(j, led) for j, led in enumerate(ledgers) if led is not None]
@@ -187,7 +189,9 @@ def frequency_audit(
     if draws > 0:
         odds = {} if labels is None else logistic_odds(releases, features, labels, seed)
         tell = None if progress is None else lambda f: progress("frequency", f)
-        report["mixture"] = mixture_risks(releases, odds, r_th, draws, seed, tell)
+        report["mixture"] = mixture_risks(
+            releases, odds, r_th, draws, seed, tell, scored=mixture_scored
+        )
     return _finite_dict(report)
 
 

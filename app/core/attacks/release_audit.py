@@ -212,7 +212,10 @@ def frequency_section(
     are discounted (:mod:`~app.core.attacks.frequency_risk`); ``mixture`` per adversary
     (``blind``; ``logistic`` when every ledger is known) the Bayesian adversary's figures
     (:mod:`~app.core.attacks.mixture_risk`). Aggregates only."""
-    full = frequency_audit(series, ledgers, r_th, seed, draws, progress)
+    # The Bayesian adversary scores this release only: one release's assessment per draw.
+    full = frequency_audit(
+        series, ledgers, r_th, seed, draws, progress, mixture_scored=[len(series) - 1]
+    )
     mine = series[-1].release_no
     detection = [d for d in full["detection"] if d["release_no"] == mine]
     return {

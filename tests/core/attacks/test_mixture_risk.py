@@ -151,3 +151,11 @@ def test_progress_is_told_after_every_draw() -> None:
     mixture_risks(_series(), weights, R_TH, draws=3, progress=told.append)
     # Two adversaries (blind and certain), three draws each.
     assert told == [1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0]
+
+
+def test_scoring_one_release_gives_its_figures_of_the_whole_run() -> None:
+    weights = {"certain": [np.ones(4), np.array([0.0, 0.0, 0.0, 1.0, 0.0])]}
+    whole = mixture_risks(_series(), weights, R_TH, draws=6, seed=5)
+    last = mixture_risks(_series(), weights, R_TH, draws=6, seed=5, scored=[1])
+    # The same draws (every release is drawn either way), the one release scored.
+    assert last == {name: [per_release[1]] for name, per_release in whole.items()}
