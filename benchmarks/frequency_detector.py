@@ -16,8 +16,12 @@ as an auditor would, and reports per release:
   ``detector`` (rarity), ``transfer``, and from the ledger ``control`` (k true rows per
   cluster at random: what removal alone does) and ``perfect`` (every counterfeit removed).
 
+    python -m benchmarks.frequency_detector --work /tmp/fd --counts cluster release paper \\
+        --counterfeits blend --json /tmp/blend.json
     python -m benchmarks.frequency_detector --work /tmp/fd --counts cluster release \\
-        --json benchmarks/results/frequency_detector.json
+        --counterfeits fresh --json /tmp/fresh.json
+
+(``benchmarks/results/frequency_detector.json`` holds both lists, one after the other.)
 """
 
 from __future__ import annotations
@@ -222,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--counts",
         nargs="+",
-        choices=("cluster", "release"),
+        choices=("cluster", "release", "paper"),
         default=["cluster"],
         help="Sanony's counterfeit_counts: each value's series are published and scored",
     )

@@ -66,10 +66,12 @@ class PublishParams:
     issue 20);
     ``forward_perturbation`` runs FP1 (off by default, docs/methods.md);
     ``counterfeit_counts`` where the counterfeit rows are counted in public: ``cluster`` (the
-    default, the paper's section 3.2) has each cluster publish BP + FP1's rows beside the
-    release's total; ``release`` publishes the total only (every cluster 0), which an
-    adversary who weighs hypotheses of which rows are counterfeits cannot aim by cluster
-    (docs/attacks.md, issue 20); ``align`` gives the
+    default) has each cluster publish BP + FP1's rows beside the release's total of every
+    counterfeit row (issue 19); ``release`` publishes the total only (every cluster 0), which
+    an adversary who weighs hypotheses of which rows are counterfeits cannot aim by cluster;
+    ``paper`` publishes the clusters' counts only, FP2's and the repair's rows in no public
+    figure (the paper's section 3.2: on a long series the total tells that adversary how much
+    dilution to undo; docs/attacks.md, issue 20); ``align`` gives the
     copies that a new cluster's published cover would expose, and those of clusters of one
     repeated set, to the global bag before BP (docs/methods.md); ``max_suppression``
     the share of a release's private copies that may be suppressed as the last resort, and
@@ -226,8 +228,8 @@ def _validate(p: PublishParams) -> None:
     _check("counterfeits", p.counterfeits in ("blend", "fresh"), "must be 'blend' or 'fresh'")
     _check(
         "counterfeit_counts",
-        p.counterfeit_counts in ("cluster", "release"),
-        "must be 'cluster' or 'release'",
+        p.counterfeit_counts in ("cluster", "release", "paper"),
+        "must be 'cluster', 'release' or 'paper'",
     )
     _check(
         "forward_perturbation",

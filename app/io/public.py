@@ -12,6 +12,7 @@ __all__ = [
     "cluster_document",
     "layout_parts",
     "public_counterfeit_rows",
+    "published_total",
     "release_document",
     "release_header",
     "risk_document",
@@ -54,12 +55,22 @@ def release_header(
         "global_counterfeits": release.global_counterfeits,
         # Every counterfeit row of the release, FP2's and the repair's included (issue 19);
         # the clusters' ``counterfeits`` count BP + FP1's only (design.md §3, issue 20). A release
-        # stored before the total was kept prints the sum of its clusters' counts.
-        "counterfeit_rows": public_counterfeit_rows(release),
+        # stored before the total was kept prints the sum of its clusters' counts; one published
+        # under ``counterfeit_counts: paper`` prints null (no public figure counts FP2's rows).
+        "counterfeit_rows": published_total(release, params),
         # Copies were suppressed beyond max_suppression (an escalated release, issue 20): a
         # count's upper bound from the budget does not hold for this release.
         "suppression_beyond_budget": release.suppression_beyond_budget,
     }
+
+
+def published_total(release: PublishedRelease, params: Mapping[str, Any]) -> int | None:
+    """The release header's ``counterfeit_rows``: ``None`` for a release whose series
+    publishes the clusters' counts only (``counterfeit_counts: paper``), else
+    :func:`public_counterfeit_rows`."""
+    if release.counterfeit_rows is None and params.get("counterfeit_counts") == "paper":
+        return None
+    return public_counterfeit_rows(release)
 
 
 def public_counterfeit_rows(release: PublishedRelease) -> int:

@@ -149,10 +149,12 @@ class ReleaseOut(BaseModel):
     global_counterfeits: int = Field(
         description="Kanony: counterfeit copies in the global bag (copies, not rows); 0 else"
     )
-    counterfeit_rows: int = Field(
+    counterfeit_rows: int | None = Field(
         description="Every counterfeit row of the release (BP, FP1, FP2 and the repair's "
         "alike): n_rows minus it is the snapshot's row count. The clusters' counterfeits "
-        "sum to BP's and FP1's only (releases stored before this total print that sum)"
+        "sum to BP's and FP1's only (releases stored before this total print that sum). "
+        "null when the series publishes the clusters' counts only "
+        "(params.counterfeit_counts = paper: FP2's rows in no public figure)"
     )
     suppression_beyond_budget: bool = Field(
         False,

@@ -23,6 +23,9 @@ def test_counterfeits_are_the_release_total_when_published() -> None:
     assert counterfeit_bound(parse_release(release_doc(counterfeit_rows=3))) == (3, True)
     with_bag = release_doc(counterfeit_rows=3, global_counterfeits=2)
     assert counterfeit_bound(parse_release(with_bag)) == (5, True)
+    # counterfeit_counts "paper": the total is null, the clusters' counts are a floor only.
+    paper = release_doc(counterfeit_rows=None, params={"counterfeit_counts": "paper"})
+    assert counterfeit_bound(parse_release(paper)) == (1, False)
 
 
 def test_the_suppression_bound() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 
@@ -376,3 +378,25 @@ async def test_counts_by_release_publish_no_cluster_count(client: httpx.AsyncCli
         assert sum(c["bp"] + c["fp1"] + c["fp2"] for c in ledger["clusters"]) == flagged
         total += flagged
     assert total > 0  # the example does need counterfeits: the totals were tested
+
+
+async def test_counts_of_the_paper_publish_no_total(client: httpx.AsyncClient) -> None:
+    params = {**PAPER_PARAMS, "counterfeit_counts": "paper"}
+    await create_series(client, params=params)
+    publisher = await create_key(client, "publisher", "prison-health")
+    auditor = await create_key(client, "auditor")
+    for release in (1, 2, 3):
+        response = await client.post(
+            "/v1/series/prison-health/releases?wait=true", json=body(release), headers=publisher
+        )
+        assert response.status_code == 201, response.text
+        url = f"/v1/series/prison-health/releases/{release}"
+        public = (await client.get(url, headers=auditor)).json()
+        ledger = (await client.get(f"{url}/ledger", headers=auditor)).json()
+        # No public total; each cluster counts its BP and FP1 rows, as the ledger splits them.
+        assert public["counterfeit_rows"] is None
+        assert public["params"]["counterfeit_counts"] == "paper"
+        for cluster, split in zip(public["clusters"], ledger["clusters"], strict=True):
+            assert cluster["counterfeits"] == split["bp"] + split["fp1"]
+        streamed = await client.get(f"{url}?format=ndjson", headers=auditor)
+        assert json.loads(streamed.text.splitlines()[0])["counterfeit_rows"] is None

@@ -184,11 +184,14 @@ def finalise(
     seed: str,
     private_terms: frozenset[str],
     cluster_counts: bool = True,
+    release_total: bool = True,
 ) -> tuple[PublishedRelease, ReleaseLedger]:
     """Shuffle each cluster's rows (counterfeits become indistinguishable) and split the
     public release from the private ledger. ``cluster_counts``: each cluster publishes its BP
-    + FP1 rows (``counterfeit_counts = "cluster"``), else 0 and the release's total alone
-    counts them; the ledger keeps the split either way."""
+    + FP1 rows (``counterfeit_counts`` ``cluster`` or ``paper``), else 0 and the release's
+    total alone counts them; ``release_total``: the release publishes that total (not under
+    ``paper``, where FP2's and the repair's rows are in no public figure). The ledger keeps
+    the split either way."""
     rng = mechanism_random(seed, "shuffle")
     clusters: list[PublishedCluster] = []
     ledgers: list[ClusterLedger] = []
@@ -230,7 +233,7 @@ def finalise(
         global_bag=dict(sorted((s, k) for s, k in release.global_bag.items() if k)),
         population_rates=dict(release.rates),
         private_terms=private_terms,
-        counterfeit_rows=sum(c.n - c.n_true for c in release.clusters),
+        counterfeit_rows=sum(c.n - c.n_true for c in release.clusters) if release_total else None,
     )
     return published, ReleaseLedger(clusters=ledgers)
 
@@ -642,7 +645,8 @@ def _publish_sanony(
         partition,
         seed,
         private_terms,
-        cluster_counts=params.counterfeit_counts == "cluster",
+        cluster_counts=params.counterfeit_counts != "release",
+        release_total=params.counterfeit_counts != "paper",
     )
     ledger.suppressed = dict(sorted(repairer.suppressor.suppressed.items()))
     for position, taken in repairer.suppressor.by_cluster.items():

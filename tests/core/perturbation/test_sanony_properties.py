@@ -150,3 +150,27 @@ def test_counts_by_release_publish_the_same_rows_and_no_cluster_count(
             )
             assert cb.counterfeits == 0
     assert violations(by_release, series.r_th) == []
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_series())
+def test_counts_of_the_paper_publish_the_clusters_counts_and_no_total(
+    series: SmallSeries,
+) -> None:
+    by_cluster = _series_with(series, "cluster")
+    paper = _series_with(series, "paper")
+    assume(by_cluster is not None)
+    # The same release as counting by cluster, but no public total: FP2's and the repair's
+    # rows are counted nowhere (the paper's section 3.2).
+    assert paper is not None
+    for a, b in zip(by_cluster, paper, strict=True):
+        assert b.counterfeit_rows is None and a.counterfeit_rows is not None
+        assert (a.global_bag, a.population_rates) == (b.global_bag, b.population_rates)
+        for ca, cb in zip(a.clusters, b.clusters, strict=True):
+            assert (ca.rows, ca.private_counts, ca.global_share, ca.counterfeits) == (
+                cb.rows,
+                cb.private_counts,
+                cb.global_share,
+                cb.counterfeits,
+            )
+    assert violations(paper, series.r_th) == []
