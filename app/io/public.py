@@ -10,9 +10,9 @@ from app.core.risk.assess import ReleaseRisk
 
 __all__ = [
     "cluster_document",
+    "header_counterfeit_rows",
     "layout_parts",
     "public_counterfeit_rows",
-    "published_total",
     "release_document",
     "release_header",
     "risk_document",
@@ -57,14 +57,14 @@ def release_header(
         # the clusters' ``counterfeits`` count BP + FP1's only (design.md §3, issue 20). A release
         # stored before the total was kept prints the sum of its clusters' counts; one published
         # under ``counterfeit_counts: paper`` prints null (no public figure counts FP2's rows).
-        "counterfeit_rows": published_total(release, params),
+        "counterfeit_rows": header_counterfeit_rows(release, params),
         # Copies were suppressed beyond max_suppression (an escalated release, issue 20): a
         # count's upper bound from the budget does not hold for this release.
         "suppression_beyond_budget": release.suppression_beyond_budget,
     }
 
 
-def published_total(release: PublishedRelease, params: Mapping[str, Any]) -> int | None:
+def header_counterfeit_rows(release: PublishedRelease, params: Mapping[str, Any]) -> int | None:
     """The release header's ``counterfeit_rows``: ``None`` for a release whose series
     publishes the clusters' counts only (``counterfeit_counts: paper``), else
     :func:`public_counterfeit_rows`."""

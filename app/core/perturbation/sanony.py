@@ -208,13 +208,12 @@ def finalise(
                 private_counts=dict(sorted((s, k) for s, k in cluster.private_counts.items() if k)),
                 global_share=dict(sorted((s, k) for s, k in cluster.global_share.items() if k)),
                 # BP + FP1's rows (design.md §3). FP2's and the repair's are s̄-counterfeits put
-                # where rows were over r_th: counted per cluster, they told an adversary who
-                # discounts k rows per cluster which clusters to un-dilute (blind adversary:
-                # 28-96 rows over r_th on BMS-1/-2 series, 0-10 with BP + FP1's; issue 20).
-                # Every counterfeit is counted in the release's total (counterfeit_rows).
-                # Under counterfeit_counts "release" the clusters publish none: a Bayesian
-                # adversary of the counts put 0-11 rows per release over r_th beyond its
-                # noise with BP's counts, none without (docs/attacks.md).
+                # where rows were over r_th: counted per cluster, they tell an adversary how
+                # many rows of exactly those clusters to discount (the Bayesian adversary of the
+                # counts: 31-114 rows over r_th per release, 3-28 with BP + FP1's; issue 20).
+                # Every counterfeit is counted in the release's total (counterfeit_rows), but
+                # under counterfeit_counts "paper"; under "release" the clusters publish none
+                # (docs/methods.md, "Counterfeit counts").
                 counterfeits=cluster.bp + cluster.fp1 if cluster_counts else 0,
             )
         )
