@@ -342,10 +342,28 @@ async def test_a_disclosing_population_rate_is_warned_of(client: httpx.AsyncClie
     assert not [w for w in ordinary.json()["warnings"] if w["code"] == "disclosing_population_rate"]
 
 
+async def _three_releases(
+    client: httpx.AsyncClient, params: dict
+) -> list[tuple[dict, dict, httpx.Response]]:
+    """The paper's three releases published under ``params``: per release the public JSON,
+    the ledger and the NDJSON response, read with an auditor's key."""
+    await create_series(client, params=params)
+    publisher = await create_key(client, "publisher", "prison-health")
+    auditor = await create_key(client, "auditor")
+    read = []
+    for release in (1, 2, 3):
+        response = await client.post(
+            "/v1/series/prison-health/releases?wait=true", json=body(release), headers=publisher
+        )
+        assert response.status_code == 201, response.text
+        url = f"/v1/series/prison-health/releases/{release}"
+        public = (await client.get(url, headers=auditor)).json()
+        ledger = (await client.get(f"{url}/ledger", headers=auditor)).json()
+        read.append((public, ledger, await client.get(f"{url}?format=ndjson", headers=auditor)))
+    return read
+
+
 async def test_counts_by_release_publish_no_cluster_count(client: httpx.AsyncClient) -> None:
-    params = {**PAPER_PARAMS, "forward_perturbation": False, "counterfeit_counts": "release"}
-    created = await create_series(client, params=params)
-    assert created["params"]["counterfeit_counts"] == "release"
     # FP1 protects the clusters' counts: asked for beside "release", it is refused by name.
     refused = await client.post(
         "/v1/series",
@@ -359,17 +377,10 @@ async def test_counts_by_release_publish_no_cluster_count(client: httpx.AsyncCli
     )
     assert refused.status_code == 422
     assert refused.json()["error"]["details"]["param"] == "forward_perturbation"
-    publisher = await create_key(client, "publisher", "prison-health")
-    auditor = await create_key(client, "auditor")
+    params = {**PAPER_PARAMS, "forward_perturbation": False, "counterfeit_counts": "release"}
     total = 0
-    for release in (1, 2, 3):
-        response = await client.post(
-            "/v1/series/prison-health/releases?wait=true", json=body(release), headers=publisher
-        )
-        assert response.status_code == 201, response.text
-        url = f"/v1/series/prison-health/releases/{release}"
-        public = (await client.get(url, headers=auditor)).json()
-        ledger = (await client.get(f"{url}/ledger", headers=auditor)).json()
+    for public, ledger, _ in await _three_releases(client, params):
+        assert public["params"]["counterfeit_counts"] == "release"
         flagged = sum(sum(c["counterfeit"]) for c in ledger["clusters"])
         # Every cluster publishes 0; the release's total counts every counterfeit row.
         assert all(c["counterfeits"] == 0 for c in public["clusters"])
@@ -382,21 +393,10 @@ async def test_counts_by_release_publish_no_cluster_count(client: httpx.AsyncCli
 
 async def test_counts_of_the_paper_publish_no_total(client: httpx.AsyncClient) -> None:
     params = {**PAPER_PARAMS, "counterfeit_counts": "paper"}
-    await create_series(client, params=params)
-    publisher = await create_key(client, "publisher", "prison-health")
-    auditor = await create_key(client, "auditor")
-    for release in (1, 2, 3):
-        response = await client.post(
-            "/v1/series/prison-health/releases?wait=true", json=body(release), headers=publisher
-        )
-        assert response.status_code == 201, response.text
-        url = f"/v1/series/prison-health/releases/{release}"
-        public = (await client.get(url, headers=auditor)).json()
-        ledger = (await client.get(f"{url}/ledger", headers=auditor)).json()
+    for public, ledger, streamed in await _three_releases(client, params):
         # No public total; each cluster counts its BP and FP1 rows, as the ledger splits them.
         assert public["counterfeit_rows"] is None
         assert public["params"]["counterfeit_counts"] == "paper"
         for cluster, split in zip(public["clusters"], ledger["clusters"], strict=True):
             assert cluster["counterfeits"] == split["bp"] + split["fp1"]
-        streamed = await client.get(f"{url}?format=ndjson", headers=auditor)
         assert json.loads(streamed.text.splitlines()[0])["counterfeit_rows"] is None
