@@ -348,7 +348,7 @@ class CounterfeitFactory:
                     # Half the attempts complete a template of the size, half walk from scratch.
                     if attempt % 2 == 0:
                         start = self._rng.choice(same)
-                        row: Row | None = self._grow(start, pool, terms, size, outside, smooth)
+                        row: Row | None = self._grow(start, pool, size, outside, smooth)
                     else:
                         row = self._walk(pool, terms, size, outside, smooth)
                     for _ in range(_MUTATIONS + 1):
@@ -375,7 +375,6 @@ class CounterfeitFactory:
         self,
         template: Row,
         pool: Counter[str],
-        terms: list[str],
         size: int,
         outside: float,
         smooth: bool,
@@ -383,7 +382,7 @@ class CounterfeitFactory:
         """``template`` completed to ``size`` terms as a walk would go on from it."""
         chosen = list(template)
         while len(chosen) < size:
-            term = self._next_term(pool, terms, set(chosen), chosen, outside, smooth)
+            term = self._next_term(pool, set(chosen), chosen, outside, smooth)
             if term is None:
                 break
             chosen.append(term)
@@ -395,21 +394,19 @@ class CounterfeitFactory:
         """``size`` terms: the first by its count in ``pool``, each next one as
         :meth:`_next_term` draws it."""
         first = self._rng.choices(terms, cum_weights=self._weights(pool, terms))[0]
-        return self._grow((first,), pool, terms, size, outside, smooth)
+        return self._grow((first,), pool, size, outside, smooth)
 
     def _mutate(self, row: Row, pool: Counter[str], outside: float, smooth: bool) -> Row | None:
         """``row`` with one term (at random) swapped for one drawn as the walk draws, given
         the others (given the term itself for a row of one term: a term that meets it)."""
         drop = self._rng.randrange(len(row))
         kept = [t for i, t in enumerate(row) if i != drop]
-        terms = [t for t in sorted(pool) if t != row[drop]]
-        term = self._next_term(pool, terms, set(row), kept or list(row), outside, smooth)
+        term = self._next_term(pool, set(row), kept or list(row), outside, smooth)
         return None if term is None else tuple(sorted([*kept, term]))
 
     def _next_term(
         self,
         pool: Counter[str],
-        terms: list[str],
         exclude: set[str],
         basis: list[str],
         outside: float,
@@ -425,7 +422,7 @@ class CounterfeitFactory:
         # The same draw recurs (walks completing one template, mutations of one row): a third
         # of the calls at 1M rows. The distribution is kept, not the term, so the random
         # stream and every counterfeit stay as they were.
-        key = (id(pool), tuple(terms), tuple(basis), frozenset(exclude), outside, smooth)
+        key = (id(pool), tuple(basis), frozenset(exclude), outside, smooth)
         distribution = self._distributions.get(key)
         if distribution is None:
             distribution = self._distribution(pool, exclude, basis, outside, smooth)

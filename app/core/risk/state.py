@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +26,8 @@ __all__ = ["ClusterState", "ReleaseState", "SeriesState", "ClusterRef", "row_cou
 
 #: (release position, cluster position) within a :class:`SeriesState`.
 ClusterRef = tuple[int, int]
+
+_NO_HOLDERS: frozenset[ClusterRef] = frozenset()
 
 
 @dataclass(slots=True)
@@ -212,8 +215,12 @@ class SeriesState:
             del release.row_counts[row]
         return row
 
-    def holders(self, row: Row) -> set[ClusterRef]:
-        return self.index.get(row, set())
+    def holders(self, row: Row) -> AbstractSet[ClusterRef]:
+        """The clusters that hold ``row`` (read-only). A row no cluster holds shares one empty
+        set: the counterfeit factory asks this of every candidate row, most of them fresh,
+        and a new empty set each time was 14% of its time at release 20 of the 20 x 20,000
+        series."""
+        return self.index.get(row, _NO_HOLDERS)
 
     def overlap_size(self, j: int, k: int) -> int:
         """``N(O)`` of whole releases ``j`` and ``k``: the size of their multiset intersection
