@@ -28,6 +28,7 @@ from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, Transaction
 from app.core.pipeline import publish
 from app.core.risk.assess import assess_series
+from app.core.risk.total_exposure import exposure_warning
 from app.core.segen import choose_private_terms
 from app.io.corpus import read_corpus
 from app.io.ledger import ledger_document
@@ -132,7 +133,12 @@ def publish_local(
     r_th = declared.risk_threshold(effective)
     if r_th is None:
         return  # a single-release method (disassociation): no serial risk to assess
-    risks = [risk_document(r) for r in assess_series(history.releases, r_th, with_rows=False)]
+    assessed = assess_series(history.releases, r_th, with_rows=False)
+    for risk in assessed:
+        warning = exposure_warning(risk.published_total, r_th)
+        if warning is not None:
+            typer.echo(f"warning: release {risk.release_no}: {warning['message']}", err=True)
+    risks = [risk_document(r) for r in assessed]
     (out / "risk.json").write_text(json.dumps(risks, indent=2), encoding="utf-8")
     worst = max((r["max_serial_risk"] for r in risks), default=0.0)
     typer.echo(f"max serial risk over the series: {worst:.4f} (r_th = {r_th})")

@@ -22,6 +22,14 @@ as an auditor would, and reports per release:
         --counterfeits fresh --json /tmp/fresh.json
 
 (``benchmarks/results/frequency_detector.json`` holds both lists, one after the other.)
+
+A margin: publish at a lower r_th and audit at 8, on the default seeds and on seeds nobody
+tuned to (``benchmarks/results/frequency_margin.json``)::
+
+    python -m benchmarks.frequency_detector --work /tmp/fd --counts paper release \
+        --counterfeits blend --publish-r-th 7.2 --json /tmp/margin.json
+    python -m benchmarks.frequency_detector --work /tmp/fd --counts paper \
+        --counterfeits blend --publish-r-th 7.2 --seeds 4 5 6 --json /tmp/margin456.json
 """
 
 from __future__ import annotations
@@ -166,13 +174,23 @@ def evaluate(
 
 
 def run(
-    work: Path, counterfeits: str = "blend", draws: int = DEFAULT_DRAWS, counts: str = "cluster"
+    work: Path,
+    counterfeits: str = "blend",
+    draws: int = DEFAULT_DRAWS,
+    counts: str = "cluster",
+    publish_r_th: float = R_TH,
+    only_seeds: tuple[int, ...] | None = None,
 ) -> list[dict[str, Any]]:
     """Every series of :data:`SERIES` with Sanony's ``counterfeits`` and
-    ``counterfeit_counts`` (``counts``), scored by :func:`evaluate`."""
+    ``counterfeit_counts`` (``counts``), published at ``publish_r_th`` (a margin under the
+    audited :data:`R_TH` when lower) and scored by :func:`evaluate` at :data:`R_TH`;
+    ``only_seeds`` replaces the seeds of :data:`SERIES` (series nobody tuned to)."""
     suffix = "" if counts == "cluster" else f"-{counts}"
+    if publish_r_th != R_TH:
+        suffix += f"-rth{publish_r_th:g}"
     results = []
-    for name, corpus, size, published, count, seeds in SERIES:
+    for name, corpus, size, published, count, default_seeds in SERIES:
+        seeds = only_seeds or default_seeds
         loaded = {}
         for seed in seeds:
             folder = build_series(
@@ -181,6 +199,7 @@ def run(
                 published,
                 seed,
                 work / f"b{corpus}-5x{size}-s{seed}-{counterfeits}{suffix}",
+                r_th=publish_r_th,
                 counterfeits=counterfeits,
                 counterfeit_counts=counts,
             )
@@ -194,6 +213,7 @@ def run(
                     "series": name,
                     "seed": seed,
                     "r_th": R_TH,
+                    "published_at_r_th": publish_r_th,
                     "counterfeits": counterfeits,
                     "counterfeit_counts": counts,
                     "releases": releases,
@@ -236,12 +256,28 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_DRAWS,
         help="hypotheses per Bayesian adversary (0: none)",
     )
+    p.add_argument(
+        "--publish-r-th",
+        type=float,
+        default=R_TH,
+        help=f"r_th the series are published at; the audit stays at {R_TH:g} (a margin)",
+    )
+    p.add_argument(
+        "--seeds", type=int, nargs="+", default=None, help="seeds instead of 1-3 per corpus"
+    )
     args = p.parse_args(argv)
     results = []
     with tempfile.TemporaryDirectory() as scratch:
         for counts in args.counts:
             for mode in args.counterfeits:
-                results += run(args.work or Path(scratch), mode, args.draws, counts)
+                results += run(
+                    args.work or Path(scratch),
+                    mode,
+                    args.draws,
+                    counts,
+                    args.publish_r_th,
+                    tuple(args.seeds) if args.seeds else None,
+                )
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0

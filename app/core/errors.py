@@ -76,6 +76,7 @@ class WarningCode(StrEnum):
     TERM_FOLDS_ONTO_PRIVATE_TERM = "term_folds_onto_private_term"
     PRIVATE_TERM_PUBLISHED_EARLIER = "private_term_published_earlier"
     ESCALATED = "escalated"
+    PUBLISHED_TOTAL_EXPOSURE = "published_total_exposure"
 
 
 class CoreError(Exception):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -133,4 +134,7 @@ def risk_document(risk: ReleaseRisk) -> dict[str, Any]:
         "rows_over_threshold": risk.rows_over_threshold,
         "by_term": risk.by_term,
         "histogram": [{"lo": lo, "hi": hi, "count": n} for lo, hi, n in risk.histogram],
+        "published_total": (
+            None if risk.published_total is None else dataclasses.asdict(risk.published_total)
+        ),
     }

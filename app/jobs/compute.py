@@ -38,6 +38,7 @@ from app.core import pipeline
 from app.core.model import Publication
 from app.core.progress import ProgressCallback
 from app.core.risk.assess import ReleaseRisk, assess_release
+from app.core.risk.total_exposure import exposure_warning
 from app.jobs.handoff import (
     HandOff,
     pack_release,
@@ -166,10 +167,17 @@ def _publish_in_child(
         publication.report["ingest_warnings"] = warnings
     # A term this release makes private that earlier releases printed in clear: the job's
     # report says so (the publisher reads it in the job and in the wait=true answer).
-    earlier = published_earlier_warnings(history.releases, private_terms, handoff.private_match)
-    if earlier:
+    added = published_earlier_warnings(history.releases, private_terms, handoff.private_match)
+    # What the release's published counterfeit total gives away, estimated from the risk
+    # just computed (docs/attacks.md): in the report, and a warning when it is material.
+    if risk is not None and risk.published_total is not None:
+        publication.report["published_total"] = dataclasses.asdict(risk.published_total)
+        exposure = exposure_warning(risk.published_total, risk.r_th)
+        if exposure is not None:
+            added.append(exposure)
+    if added:
         before = publication.report.get("warnings")
-        publication.report["warnings"] = [*(before if isinstance(before, list) else []), *earlier]
+        publication.report["warnings"] = [*(before if isinstance(before, list) else []), *added]
     # Final from here on: these bytes are what the next job of the series hands to its child.
     share_rows(release)
     packed = pack_release(release, publication.ledger)

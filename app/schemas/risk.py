@@ -29,6 +29,26 @@ class Perturbation(BaseModel):
     )
 
 
+class PublishedTotalExposure(BaseModel):
+    model_config = _example(
+        {
+            "published_total": 5316,
+            "unattributed": 5295,
+            "among": 25295,
+            "factor": 1.265,
+            "rows_over_threshold": 6481,
+            "max_serial_risk": 10.12,
+        }
+    )
+
+    published_total: int = Field(description="K: counterfeit rows the release's total counts")
+    unattributed: int = Field(description="R = K - the clusters' counts: placed by no cluster")
+    among: int = Field(description="M = rows - the clusters' counts: where R may sit")
+    factor: float = Field(description="φ = M / (M - R), the largest lift of a row's posterior")
+    rows_over_threshold: int = Field(description="rows whose serial risk times φ is over r_th")
+    max_serial_risk: float = Field(description="the largest serial risk times φ")
+
+
 class RiskSummary(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
@@ -69,6 +89,13 @@ class RiskSummary(BaseModel):
         "Those rows stay public; releases from the one that made a term private on print it "
         "in no row",
         examples=[{"mansl": 2}],
+    )
+    published_total: PublishedTotalExposure | None = Field(
+        None,
+        description="A first-order estimate of the risk to an adversary who reads the "
+        "release's published counterfeit total and spreads the counterfeits no cluster's "
+        "count places evenly over the other rows (docs/attacks.md); null when the release "
+        "publishes no total (counterfeit_counts 'paper') or its clusters' counts place it all",
     )
 
 

@@ -7,6 +7,7 @@ releases, release, r_th): publishing a new release changes the key, nothing else
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -26,6 +27,7 @@ from app.schemas.risk import (
     CoverEntryOut,
     HistogramBin,
     Perturbation,
+    PublishedTotalExposure,
     RiskSummary,
     RowRiskOut,
     RowRiskPage,
@@ -107,6 +109,11 @@ def risk_summary(
         ),
         suppressed=suppressed,
         private_terms_in_clear=dict(in_clear or {}),
+        published_total=(
+            None
+            if risk.published_total is None
+            else PublishedTotalExposure(**dataclasses.asdict(risk.published_total))
+        ),
     )
 
 

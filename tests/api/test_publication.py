@@ -344,9 +344,10 @@ async def test_a_disclosing_population_rate_is_warned_of(client: httpx.AsyncClie
 
 async def _three_releases(
     client: httpx.AsyncClient, params: dict
-) -> list[tuple[dict, dict, httpx.Response]]:
+) -> list[tuple[dict, dict, httpx.Response, dict, dict]]:
     """The paper's three releases published under ``params``: per release the public JSON,
-    the ledger and the NDJSON response, read with an auditor's key."""
+    the ledger, the NDJSON response and the risk summary, read with an auditor's key, and
+    the publication's answer."""
     await create_series(client, params=params)
     publisher = await create_key(client, "publisher", "prison-health")
     auditor = await create_key(client, "auditor")
@@ -359,7 +360,9 @@ async def _three_releases(
         url = f"/v1/series/prison-health/releases/{release}"
         public = (await client.get(url, headers=auditor)).json()
         ledger = (await client.get(f"{url}/ledger", headers=auditor)).json()
-        read.append((public, ledger, await client.get(f"{url}?format=ndjson", headers=auditor)))
+        streamed = await client.get(f"{url}?format=ndjson", headers=auditor)
+        risk = (await client.get(f"{url}/risk", headers=auditor)).json()
+        read.append((public, ledger, streamed, risk, response.json()))
     return read
 
 
@@ -379,7 +382,8 @@ async def test_counts_by_release_publish_no_cluster_count(client: httpx.AsyncCli
     assert refused.json()["error"]["details"]["param"] == "forward_perturbation"
     params = {**PAPER_PARAMS, "forward_perturbation": False, "counterfeit_counts": "release"}
     total = 0
-    for public, ledger, _ in await _three_releases(client, params):
+    warned = 0
+    for public, ledger, _, risk, posted in await _three_releases(client, params):
         assert public["params"]["counterfeit_counts"] == "release"
         flagged = sum(sum(c["counterfeit"]) for c in ledger["clusters"])
         # Every cluster publishes 0; the release's total counts every counterfeit row.
@@ -387,13 +391,34 @@ async def test_counts_by_release_publish_no_cluster_count(client: httpx.AsyncCli
         assert public["counterfeit_rows"] == flagged
         # The split by phase stays in the ledger, for auditors.
         assert sum(c["bp"] + c["fp1"] + c["fp2"] for c in ledger["clusters"]) == flagged
+        # No cluster places any of them: the whole total is the adversary's to spread, and
+        # the risk summary estimates what that gives it (docs/attacks.md).
+        exposure = risk["published_total"]
+        if flagged:
+            n_rows = sum(len(c["rows"]) for c in public["clusters"])
+            assert exposure["unattributed"] == exposure["published_total"] == flagged
+            assert exposure["among"] == n_rows
+            assert exposure["factor"] == pytest.approx(n_rows / (n_rows - flagged))
+            assert exposure["max_serial_risk"] == pytest.approx(
+                risk["max_serial_risk"] * exposure["factor"]
+            )
+            # The publisher is told when the estimate is material (2% over r_th).
+            material = exposure["max_serial_risk"] > 1.02 * risk["r_th"]
+            codes = [w["code"] for w in posted["warnings"]]
+            assert ("published_total_exposure" in codes) == material
+            warned += material
+        else:
+            assert exposure is None
         total += flagged
     assert total > 0  # the example does need counterfeits: the totals were tested
+    assert warned  # and the warning was seen
 
 
 async def test_counts_of_the_paper_publish_no_total(client: httpx.AsyncClient) -> None:
     params = {**PAPER_PARAMS, "counterfeit_counts": "paper"}
-    for public, ledger, streamed in await _three_releases(client, params):
+    for public, ledger, streamed, risk, _ in await _three_releases(client, params):
+        # Nothing to estimate from: the risk summary says so.
+        assert risk["published_total"] is None
         # No public total; each cluster counts its BP and FP1 rows, as the ledger splits them.
         assert public["counterfeit_rows"] is None
         assert public["params"]["counterfeit_counts"] == "paper"

@@ -27,6 +27,7 @@ from app.core.risk.overlap import Overlap, cluster_cover, overlap_range, release
 from app.core.risk.pattern_evidence import PatternEvidence, inputs_of, pattern_evidence
 from app.core.risk.posterior import Evidence, best_ratio
 from app.core.risk.state import ClusterRef, SeriesState
+from app.core.risk.total_exposure import TotalExposure, estimate_total_exposure
 
 __all__ = [
     "RowRisk",
@@ -67,6 +68,10 @@ class ReleaseRisk:
     by_term: dict[str, float]
     histogram: list[tuple[float, float, int]]
     rows: list[RowRisk] = field(default_factory=list)
+    #: The risk to an adversary who reads the release's published counterfeit total, a
+    #: first-order estimate (:mod:`app.core.risk.total_exposure`); ``None`` when the release
+    #: publishes no total or its clusters' counts place all of it.
+    published_total: TotalExposure | None = None
 
 
 @dataclass(slots=True)
@@ -240,9 +245,16 @@ def _histogram(values: Sequence[float], r_th: float) -> list[tuple[float, float,
 
 
 def release_risk_from_state(
-    state: SeriesState, j: int, r_th: float, *, with_rows: bool = True
+    state: SeriesState,
+    j: int,
+    r_th: float,
+    *,
+    with_rows: bool = True,
+    published_total: int | None = None,
 ) -> ReleaseRisk:
-    """Risk of every row of release ``j`` given every other release in ``state``."""
+    """Risk of every row of release ``j`` given every other release in ``state``;
+    ``published_total``: the counterfeit rows the release publishes in its total (K), for
+    :attr:`ReleaseRisk.published_total`."""
     release = state.releases[j]
     rates = release.rates
     glob = global_posteriors(state, j)
@@ -273,6 +285,12 @@ def release_risk_from_state(
         by_term=dict(sorted(by_term.items())),
         histogram=_histogram(values, r_th),
         rows=rows,
+        published_total=estimate_total_exposure(
+            published_total,
+            sum(cluster.published_counterfeits for cluster in release.clusters),
+            values,
+            r_th,
+        ),
     )
 
 
@@ -290,7 +308,11 @@ def assess_release(
 ) -> ReleaseRisk:
     """Serial risk of ``releases[index]`` as of now, counting every other release given."""
     return release_risk_from_state(
-        SeriesState.from_published(releases), index, r_th, with_rows=with_rows
+        SeriesState.from_published(releases),
+        index,
+        r_th,
+        with_rows=with_rows,
+        published_total=releases[index].counterfeit_rows,
     )
 
 
@@ -300,7 +322,9 @@ def assess_series(
     """:func:`assess_release` for every release of a series (one shared index)."""
     state = SeriesState.from_published(releases)
     return [
-        release_risk_from_state(state, j, r_th, with_rows=with_rows)
+        release_risk_from_state(
+            state, j, r_th, with_rows=with_rows, published_total=releases[j].counterfeit_rows
+        )
         for j in range(len(state.releases))
     ]
 
