@@ -26,6 +26,7 @@ Exit status: 0 when every row is within ``r_th`` (and the service agrees), 1 on 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import urllib.error
@@ -258,6 +259,13 @@ def verify(
                         "max_serial_risk": risk.max_serial_risk,
                         "n_rows": risk.n_rows,
                         "rows_over_threshold": risk.rows_over_threshold,
+                        # What the release's published counterfeit total gives an adversary
+                        # (a first-order estimate; docs/attacks.md): reported, not a breach.
+                        "published_total": (
+                            None
+                            if risk.published_total is None
+                            else dataclasses.asdict(risk.published_total)
+                        ),
                     }
                 )
     report.sort(key=lambda r: r["release_no"])
@@ -284,6 +292,15 @@ def verify(
             "over",
             err=True,
         )
+        exposure = r["published_total"]
+        if exposure is not None:
+            typer.echo(
+                f"  its published counterfeit total: {exposure['unattributed']} rows in no "
+                f"cluster's count, phi {exposure['factor']:.4f}, an estimated "
+                f"{exposure['rows_over_threshold']} rows over r_th (largest "
+                f"{exposure['max_serial_risk']:.4f})",
+                err=True,
+            )
     _echo_frequency(frequency)
     for line in disagreements:
         typer.echo(f"disagreement: {line}", err=True)

@@ -209,3 +209,30 @@ def test_verify_refuses_a_ledger_of_another_series(tmp_path: Path) -> None:
     (private / "ledger-001.json").write_text((private / "ledger-003.json").read_text())
     result = CliRunner().invoke(cli, ["verify", str(out), "--ledger", str(private)])
     assert result.exit_code == 2 and "not the ledger of release 1" in result.output
+
+
+def test_verify_reports_what_the_published_total_gives_away(tmp_path: Path) -> None:
+    # Written from the public documents and the oracle's risks: φ = M / (M - R) with R the
+    # total less the clusters' counts and M the rows less those counts; reported, never a
+    # breach (the exit status reads the paper's risk only).
+    out = _publish(tmp_path)
+    code, report = _verify(str(out))
+    assert code == 0
+    oracle = _oracle_max(out)
+    seen = 0
+    for r in report["releases"]:
+        document = json.loads((out / f"release-{r['release_no']:03d}.json").read_text())
+        counted = sum(c["counterfeits"] for c in document["clusters"])
+        rows = sum(len(c["rows"]) for c in document["clusters"])
+        unattributed = (document["counterfeit_rows"] or 0) - counted
+        if unattributed <= 0:
+            assert r["published_total"] is None
+            continue
+        seen += 1
+        factor = Fraction(rows - counted, rows - counted - unattributed)
+        exposure = r["published_total"]
+        assert exposure["unattributed"] == unattributed
+        assert exposure["factor"] == pytest.approx(float(factor), rel=1e-12)
+        worst = oracle[r["release_no"]] * factor
+        assert exposure["max_serial_risk"] == pytest.approx(float(worst), rel=1e-9)
+    assert seen  # the example's releases do publish counterfeits beyond the clusters' counts

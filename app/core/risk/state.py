@@ -174,9 +174,17 @@ class SeriesState:
         """Add a release (indexing its rows) and return its position."""
         j = len(self.releases)
         self.releases.append(release)
+        index = self.index
         for c, cluster in enumerate(release.clusters):
+            # One reference per cluster, shared by every row it indexes: a tuple per (row,
+            # cluster) was 18 MiB at release 20 of the 20 x 20,000 series.
+            ref = (j, c)
             for row in cluster.counts:
-                self.index.setdefault(row, set()).add((j, c))
+                held = index.get(row)
+                if held is None:
+                    index[row] = {ref}
+                else:
+                    held.add(ref)
         return j
 
     def cluster(self, ref: ClusterRef) -> ClusterState:

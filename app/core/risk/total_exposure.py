@@ -127,8 +127,9 @@ def exposure_warning(exposure: TotalExposure | None, r_th: float) -> dict[str, s
         "max_serial_risk": f"{exposure.max_serial_risk:.4g}",
         "message": f"the release publishes its counterfeit total ({exposure.published_total} "
         f"rows), {exposure.unattributed} of them in no cluster's count: an adversary who "
-        f"spreads those over the other rows expects {exposure.unattributed / exposure.among:.1%}"
-        f" of them to be counterfeit and puts an estimated {exposure.rows_over_threshold} rows "
+        f"spreads those over the {exposure.among} rows no cluster's count names expects "
+        f"{exposure.unattributed / exposure.among:.1%} of each cluster to be counterfeit and "
+        f"puts an estimated {exposure.rows_over_threshold} rows "
         f"over r_th = {r_th:g} (largest {exposure.max_serial_risk:.3g}; first-order estimate, "
         "docs/attacks.md). Publishing the clusters' counts only (params.counterfeit_counts = "
         "'paper') withholds the total, at the price of the analysts' bound on supports.",
