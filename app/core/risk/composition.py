@@ -58,8 +58,11 @@ from app.core.risk.state import SeriesState, row_count_matrix
 
 __all__ = ["GlobalComposition", "Pattern", "z_code"]
 
-#: A row's z code in the overlap with each other whole release, in release order.
-Pattern = tuple[int, ...]
+#: A row's z code in the overlap with each other whole release, in release order, one byte
+#: each. Bytes rather than a tuple of ints: a pattern is about one per distinct row of every
+#: release, and at release 20 of the 20,000-row series a tuple of 19 codes held 192 bytes, the
+#: bytes 52 (37 MiB of the peak; issue 21 item 1). They compare and sort as the tuples did.
+Pattern = bytes
 
 #: Terms of the new release summed together (:meth:`GlobalComposition._over_block`): arrays
 #: of this many terms times the release's patterns.
@@ -86,7 +89,7 @@ def z_code(in_overlap: int, in_cluster: int) -> int:
 def _pattern(mult: int, row: Row, theirs: list[Counter[Row]]) -> Pattern:
     """The pattern of a row held ``mult`` times, given the other releases' row counts: the
     z code of :func:`z_code`, inline (``min(mult, m) == mult`` exactly when ``m >= mult``)."""
-    return tuple(
+    return bytes(
         [0 if (m := other.get(row, 0)) == 0 else 1 if m >= mult else 2 for other in theirs]
     )
 
@@ -165,14 +168,12 @@ class _Release:
             p not in self.patterns for p in self.listed
         ):
             self.listed = list(self.patterns)
-            self.codes = np.array(self.listed, dtype=_CODE).reshape(
+            self.codes = np.frombuffer(b"".join(self.listed), dtype=_CODE).reshape(
                 len(self.listed), len(self.others)
             )
             if self.fixed is not None:
                 index = self.fixed.index
-                self.fixed_rows = np.array(
-                    [index[bytes(p[:-1])] for p in self.listed], dtype=np.intp
-                )
+                self.fixed_rows = np.array([index[p[:-1]] for p in self.listed], dtype=np.intp)
             self.version += 1
         return self.listed, self.codes
 
@@ -339,9 +340,9 @@ class GlobalComposition:
                 if self._ruled_out(cache, s, inputs, rate):
                     continue
             evidence_of = self._evidence_of(cache, s, inputs)
-            if k == self.j and extra_rows and (0,) * len(cache.others) not in cache.patterns:
+            if k == self.j and extra_rows and bytes(len(cache.others)) not in cache.patterns:
                 # The rows added are outside every overlap: judge that pattern too.
-                listed = [*listed, (0,) * len(cache.others)]
+                listed = [*listed, bytes(len(cache.others))]
                 codes = np.vstack([cache.codes, np.zeros((1, len(cache.others)), _CODE)])
                 evidence_of = partial(pattern_evidence, *inputs, codes)
             if self._over(inputs, rate, listed, evidence_of):
@@ -379,7 +380,7 @@ class GlobalComposition:
                 # Every column but the last (j's) stays while j is built.
                 index: dict[bytes, int] = {}
                 for pattern in found.patterns:
-                    index.setdefault(bytes(pattern[:-1]), len(index))
+                    index.setdefault(pattern[:-1], len(index))
                 codes = np.frombuffer(b"".join(index), dtype=_CODE).reshape(
                     len(index), len(others) - 1
                 )
@@ -407,26 +408,19 @@ class GlobalComposition:
         columns, counts = self._counts
         mine = self.state.releases[k].row_counts
         if not mine or not others:
-            return dict.fromkeys(mine, ())
+            return dict.fromkeys(mine, b"")
         theirs = counts[others][:, columns[k]]
         if self.j in others:
             new = self.state.releases[self.j].row_counts
             theirs[others.index(self.j)] = [new.get(row, 0) for row in mine]
         codes = np.where(theirs == 0, 0, np.where(theirs >= counts[k, columns[k]], 1, 2))
-        # Each distinct pattern is made a tuple once and shared by its rows (as in
-        # _own_patterns), found by its codes' bytes: a tuple per row, hashed to be shared, took
-        # 2.5 times as long on release 20 of the 20,000-row series.
+        # Each distinct pattern is one bytes object shared by its rows (as in _own_patterns):
+        # one per row, the patterns alone held a copy per row of every release.
         table = np.ascontiguousarray(codes.T, dtype=_CODE)
         # One bytes object per row: numpy's stubs type tolist() of a void array loosely.
         keys = cast(list[bytes], table.view(np.dtype((np.void, table.shape[1]))).ravel().tolist())
-        shared: dict[bytes, Pattern] = {}
-        found: dict[Row, Pattern] = {}
-        for row, key in zip(mine, keys, strict=True):
-            pattern = shared.get(key)
-            if pattern is None:
-                pattern = shared[key] = tuple(key)
-            found[row] = pattern
-        return found
+        shared: dict[Pattern, Pattern] = {}
+        return {row: shared.setdefault(key, key) for row, key in zip(mine, keys, strict=True)}
 
     def _own_patterns(self, k: int, others: list[int]) -> dict[Row, Pattern]:
         """The pattern of every row of release ``k``, what :func:`_pattern` gives, found through
@@ -436,9 +430,9 @@ class GlobalComposition:
         column = {other: i for i, other in enumerate(others)}
         zeros = [0] * len(others)
         found: dict[Row, Pattern] = {}
-        # Equal patterns share one tuple (a tuple of one code per other release, per distinct
-        # row of every release, grows as rows x releases^2). Against 19 other releases the
-        # patterns are nearly one per row and this saved 11 MiB of release 20's peak on the
+        # Equal patterns share one object (one code per other release, per distinct row of
+        # every release, grows as rows x releases^2). Against 19 other releases the patterns
+        # are nearly one per row and sharing saved 11 MiB of release 20's peak on the
         # 20,000-row series (issue 21 item 1); in shorter series they repeat more.
         shared: dict[Pattern, Pattern] = {}
         for row, mult in releases[k].row_counts.items():
@@ -447,7 +441,7 @@ class GlobalComposition:
                 if other != k:
                     m = releases[other].row_counts.get(row, 0)
                     codes[column[other]] = 0 if m == 0 else 1 if m >= mult else 2
-            pattern = tuple(codes)
+            pattern = bytes(codes)
             found[row] = shared.setdefault(pattern, pattern)
         return found
 
@@ -469,7 +463,7 @@ class GlobalComposition:
                     if old is not None and cache.fixed is not None:
                         # z_code of the row against j, as _pattern computes it.
                         mult, m = counts[row], new_counts.get(row, 0)
-                        new = (*old[:-1], 0 if m == 0 else 1 if m >= mult else 2)
+                        new = old[:-1] + (b"\x00" if m == 0 else b"\x01" if m >= mult else b"\x02")
                     else:
                         theirs = [self.state.releases[other].row_counts for other in cache.others]
                         new = _pattern(counts[row], row, theirs)
