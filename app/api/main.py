@@ -46,8 +46,14 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
         finally:
             if worker is not None:
                 worker.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await worker
+                # Bounded: a worker that does not end once cancelled must not keep the process
+                # up after SIGTERM (app.jobs.worker._stop_side_tasks says when it did not).
+                done, _ = await asyncio.wait({worker}, timeout=settings.shutdown_grace_s + 10)
+                if not done:
+                    _log.warning("the in-process worker did not stop; leaving it")
+                else:
+                    with contextlib.suppress(asyncio.CancelledError):
+                        worker.result()
             await runtime.db.dispose()
             set_runtime(None)
 

@@ -12,7 +12,6 @@ interruption.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import socket
 from pathlib import Path
@@ -134,6 +133,30 @@ async def _liveness_loop(runtime: Runtime, path: Path) -> None:
         await asyncio.sleep(LIVENESS_INTERVAL_S)
 
 
+#: Seconds the side tasks (recovery, liveness) have to end once cancelled.
+SIDE_TASK_STOP_S = 5.0
+
+
+async def _stop_side_tasks(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel the side tasks and wait for them at most :data:`SIDE_TASK_STOP_S`.
+
+    Waiting without a bound could keep a process from ever exiting. A SIGTERM that reached a
+    uvicorn worker while it was still starting left one of them unfinished after its
+    cancellation, in about 1 start in 8, and the process stayed up after its parent was gone
+    (``tests/deploy/test_password_file.py`` hung in CI's full run twice on 2026-11-27). Left
+    pending, they end with the process."""
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=SIDE_TASK_STOP_S)
+    if pending:
+        _log.warning(
+            "side tasks still running after cancellation; leaving them",
+            tasks=sorted(task.get_name() for task in pending),
+        )
+
+
 async def run_worker(
     runtime: Runtime, *, install_signal_handlers: bool = False, wait: bool = True
 ) -> None:
@@ -145,11 +168,13 @@ async def run_worker(
     await requeue_dead_here(runtime)
     await asyncio.to_thread(preload)
     async with open_queue(runtime.db.url, max_size=concurrency + 3) as app:
-        recovery = asyncio.create_task(_recovery_loop(app, runtime))
+        recovery = asyncio.create_task(_recovery_loop(app, runtime), name="stalled-job recovery")
         side = [recovery]
         if settings.worker_heartbeat_file is not None:
             side.append(
-                asyncio.create_task(_liveness_loop(runtime, settings.worker_heartbeat_file))
+                asyncio.create_task(
+                    _liveness_loop(runtime, settings.worker_heartbeat_file), name="liveness"
+                )
             )
         try:
             await app.run_worker_async(
@@ -167,7 +192,4 @@ async def run_worker(
                 shutdown_graceful_timeout=settings.shutdown_grace_s,
             )
         finally:
-            for task in side:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await _stop_side_tasks(side)
