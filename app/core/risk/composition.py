@@ -118,10 +118,11 @@ class _Fixed:
     against every other release but ``j`` (``j`` is the last column of every pattern), and per
     term the evidence of those columns (design.md §4, formula 12; issue 21 item 1)."""
 
-    #: Each fixed pattern (a pattern without its last column, as the bytes of its codes: a
-    #: quarter of a tuple's memory, and there is about one per distinct row) and its row in
-    #: ``codes``.
-    index: dict[bytes, int]
+    #: Each fixed pattern (a pattern without its last column), sorted, as one numpy void
+    #: array (:func:`_prefixes`): its position is its row in ``codes``. There is about one
+    #: per distinct row: as a dictionary from bytes they were 19 MiB of release 20's peak on
+    #: the 20 x 20,000 series (issue 21 item 1).
+    index: np.ndarray
     codes: np.ndarray
     #: ``(totals, N, N(O))`` of every other release but ``j``, in release order.
     sides: list[tuple[Counter[str], int, int]]
@@ -172,10 +173,26 @@ class _Release:
                 len(self.listed), len(self.others)
             )
             if self.fixed is not None:
-                index = self.fixed.index
-                self.fixed_rows = np.array([index[p[:-1]] for p in self.listed], dtype=np.intp)
+                self.fixed_rows = _fixed_rows(self.fixed.index, self.codes)
             self.version += 1
         return self.listed, self.codes
+
+
+def _prefixes(codes: np.ndarray) -> np.ndarray:
+    """Each row of a pattern matrix without its last column, as one numpy void scalar (the
+    bytes of its codes): sortable and searchable as a whole. Without other columns (a
+    release against ``j`` alone) every prefix is the same, one byte of 0 standing for it."""
+    width = codes.shape[1] - 1
+    if width <= 0:
+        return np.zeros(len(codes), dtype=np.dtype((np.void, 1)))
+    return np.ascontiguousarray(codes[:, :-1]).view(np.dtype((np.void, width))).ravel()
+
+
+def _fixed_rows(index: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Per row of ``codes`` (patterns, ``j`` last), the row of its fixed pattern in
+    :attr:`_Fixed.codes`: its position in the sorted ``index``. A published row's fixed
+    pattern does not change while ``j`` is built, so every one is there."""
+    return np.searchsorted(index, _prefixes(codes)).astype(np.intp, copy=False)
 
 
 class GlobalComposition:
@@ -378,12 +395,11 @@ class GlobalComposition:
             found = _Release(others, pattern_of, Counter(pattern_of.values()))
             if k != self.j and others and others[-1] == self.j:
                 # Every column but the last (j's) stays while j is built.
-                index: dict[bytes, int] = {}
-                for pattern in found.patterns:
-                    index.setdefault(pattern[:-1], len(index))
-                codes = np.frombuffer(b"".join(index), dtype=_CODE).reshape(
-                    len(index), len(others) - 1
+                every = np.frombuffer(b"".join(found.patterns), dtype=_CODE).reshape(
+                    len(found.patterns), len(others)
                 )
+                index, first = np.unique(_prefixes(every), return_index=True)
+                codes = np.ascontiguousarray(every[first, :-1])
                 sides = [
                     (
                         self._totals(other),
