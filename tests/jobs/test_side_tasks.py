@@ -1,0 +1,83 @@
+"""The worker's side tasks end when cancelled, even when a library loses the cancellation.
+
+On Python 3.11, ``asyncio.wait_for`` returns its result when the awaited future completes in
+the same loop iteration as the cancellation (CPython gh-86296), and psycopg_pool waits for a
+connection so. The stalled-job recovery then slept on as if never cancelled, and a ``serve``
+worker that got SIGTERM while starting outlived its parent (app/jobs/worker.py,
+``_raise_if_cancelled``). These tests lose the cancellation on purpose, as that race does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from app.jobs import worker
+
+pytestmark = pytest.mark.anyio
+
+
+async def _lose_a_cancellation() -> None:
+    """Wait, and return normally if cancelled meanwhile (what the race does)."""
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        pass
+
+
+async def test_a_cancellation_lost_inside_the_recovery_still_ends_its_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    entered = asyncio.Event()
+
+    async def requeue_dead_here(runtime: Any) -> int:
+        return 0
+
+    async def recover_stalled(app: Any, runtime: Any) -> int:
+        entered.set()
+        await _lose_a_cancellation()
+        return 0
+
+    monkeypatch.setattr(worker, "requeue_dead_here", requeue_dead_here)
+    monkeypatch.setattr(worker, "recover_stalled", recover_stalled)
+    runtime = SimpleNamespace(settings=SimpleNamespace(stalled_after_s=3600.0))
+    task = asyncio.create_task(worker._recovery_loop(None, runtime))  # type: ignore[arg-type]
+    await asyncio.wait_for(entered.wait(), 5)
+    task.cancel()
+    # Without the check the loop goes on to sleep for an hour.
+    done, _ = await asyncio.wait({task}, timeout=5)
+    assert task in done
+    assert task.cancelled()
+
+
+async def test_a_cancellation_lost_inside_the_liveness_check_still_ends_its_loop(
+    tmp_path: Any,
+) -> None:
+    entered = asyncio.Event()
+
+    class _Connection:
+        async def __aenter__(self) -> _Connection:
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+        async def execute(self, statement: object) -> None:
+            entered.set()
+            await _lose_a_cancellation()
+
+    runtime = SimpleNamespace(db=SimpleNamespace(connect=_Connection))
+    task = asyncio.create_task(worker._liveness_loop(runtime, tmp_path / "beat"))  # type: ignore[arg-type]
+    await asyncio.wait_for(entered.wait(), 5)
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=5)
+    assert task in done
+    assert task.cancelled()
+
+
+async def test_a_task_that_was_not_cancelled_goes_on() -> None:
+    """The check raises only for a task that is being cancelled."""
+    worker._raise_if_cancelled()  # the test's own task: nothing to raise
