@@ -17,11 +17,19 @@ release's counterfeit-detection AUC, the ``perfect`` detector (every counterfeit
 upper bound) and ``control`` (``k`` true rows per cluster removed: what removal alone does to
 the recomputed risk). Then the Bayesian adversary (``weighed by``): the paper's risk averaged
 over hypotheses of which rows are the published number of counterfeits, with equal odds
-(``blind``) and, with ``--ledger``, the odds of the cross-validated logistic detector. These
-figures are printed; they do not change the exit status.
+(``blind``) and, with ``--ledger``, the odds of the cross-validated logistic detector.
 
-Exit status: 0 when every row is within ``r_th`` (and the service agrees), 1 on a breach,
-3 when the service's figures disagree with the recomputation, 2 on bad input.
+A breach is a row over ``r_th`` under any adversary computed from the public files alone: the
+paper's, the published-total estimate, the rarity detector and random removal (``discounted
+by detector`` and ``blind``), and the Bayesian adversary of the counts (``weighed by blind``,
+rows beyond its Monte Carlo noise). Those that need the ledgers (``perfect``, ``control``,
+``logistic``) are printed and do not change the exit status: an outsider has no ledger. A
+release with no counterfeit row (``guarantee: true_rows``) has nothing to discount: every such
+adversary is the paper's.
+
+Exit status: 0 when every row is within ``r_th`` under every public adversary (and the service
+agrees), 1 on a breach, 3 when the service's figures disagree with the recomputation, 2 on bad
+input.
 """
 
 from __future__ import annotations
@@ -170,6 +178,49 @@ def _echo_frequency(frequency: dict[str, Any]) -> None:
             )
 
 
+#: The frequency section's adversaries that read the public files alone: ``risk`` (discounted
+#: by) and ``mixture`` (weighed by) names, and the count each one's breach is read from.
+_PUBLIC = (
+    ("risk", "detector", "rows_over_threshold"),
+    ("risk", "blind", "rows_over_threshold"),
+    ("mixture", "blind", "rows_surely_over"),
+)
+
+
+def public_breaches(
+    report: Sequence[dict[str, Any]], frequency: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Every (adversary, release) with rows over ``r_th`` computed from public data alone:
+    the paper's adversary, the published-total estimate and the frequency section's public
+    adversaries (:data:`_PUBLIC`)."""
+    found: list[dict[str, Any]] = []
+    for r in report:
+        if r["rows_over_threshold"]:
+            found.append(_breach("paper", r["release_no"], r["rows_over_threshold"], r))
+        exposure = r.get("published_total")
+        if exposure and exposure["rows_over_threshold"]:
+            found.append(
+                _breach(
+                    "published_total", r["release_no"], exposure["rows_over_threshold"], exposure
+                )
+            )
+    for section, name, count in _PUBLIC:
+        for r in frequency.get(section, {}).get(name, []):
+            if r.get(count):
+                kind = "discounted_by" if section == "risk" else "weighed_by"
+                found.append(_breach(f"{kind}_{name}", r["release_no"], r[count], r))
+    return found
+
+
+def _breach(adversary: str, release_no: int, rows: int, figures: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "adversary": adversary,
+        "release_no": release_no,
+        "rows_over_threshold": rows,
+        "max_serial_risk": figures.get("max_serial_risk"),
+    }
+
+
 def _num(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
@@ -273,11 +324,13 @@ def verify(
     disagreements = _disagreements(report, service_risk) if service_risk is not None else []
     # The detector-aware risk against the latest release's threshold (a series has one).
     frequency = _frequency(releases, ledgers, thresholds[-1], mixture_draws)
+    public = public_breaches(report, frequency)
     typer.echo(
         json.dumps(
             {
                 "releases": report,
                 "rows_over_threshold": breaches,
+                "public_breaches": public,
                 "service_compared": service_risk is not None,
                 "disagreements": disagreements,
                 "frequency": frequency,
@@ -306,6 +359,11 @@ def verify(
         typer.echo(f"disagreement: {line}", err=True)
     if disagreements:
         raise typer.Exit(3)
-    if breaches:
-        typer.echo(f"BREACH: {breaches} rows over r_th", err=True)
+    for b in public:
+        typer.echo(
+            f"BREACH ({b['adversary']}): release {b['release_no']}, "
+            f"{b['rows_over_threshold']} rows over r_th",
+            err=True,
+        )
+    if public:
         raise typer.Exit(1)

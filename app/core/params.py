@@ -16,6 +16,8 @@ _P = TypeVar("_P")
 __all__ = [
     "ANONY_HEADROOM",
     "COMMON",
+    "GUARANTEE",
+    "GUARANTEES",
     "SERIAL",
     "PublishParams",
     "parse_fields",
@@ -26,6 +28,8 @@ __all__ = [
 #: (:mod:`app.core.methods`, filled by :mod:`app.methods`), and the others are rejected so
 #: that a typo is not ignored.
 COMMON = ("r_th", "cluster_size", "seed")
+#: Sanony's own: which guarantee, and what the default one withholds (design.md §5.8).
+GUARANTEE = ("guarantee", "min_copies", "reserve")
 SERIAL = (
     "anony_r_th",
     "max_repair_rounds",
@@ -42,6 +46,11 @@ SERIAL = (
     "on_infeasible",
 )
 
+#: What a Sanony release promises (design.md §5.8): ``true_rows``, every row true and no count
+#: above the true one, so the public files alone prove the risk; ``paper``, the paper's
+#: counterfeits, whose guarantee holds only while they are not told apart (docs/attacks.md).
+GUARANTEES = ("true_rows", "paper")
+
 #: Default Anony threshold of Sanony/Kanony as a share of ``r_th``: the headroom lets a
 #: published cluster absorb the lift of a later overlap without counterfeits (docs/methods.md).
 ANONY_HEADROOM = 0.375
@@ -51,7 +60,16 @@ ANONY_HEADROOM = 0.375
 class PublishParams:
     """Every parameter of every method, with design.md's defaults.
 
-    ``r_th`` risk-lift threshold (>= 1); ``anony_r_th`` the threshold Sanony's Anony step
+    ``r_th`` risk-lift threshold (>= 1); ``guarantee`` what a Sanony release promises:
+    ``true_rows`` (the default: no counterfeit, no count above the true one, so the public
+    files alone prove every row within ``r_th``; design.md §5.8) or ``paper`` (the paper's
+    counterfeits, safe only while they are not told apart, docs/attacks.md); under
+    ``true_rows``, ``min_copies`` the fewest copies with which a private term enters the
+    series (fewer are suppressed: a term first published with a copy or two is the one most
+    likely to vanish later, which lifts the earlier release's rows) and ``reserve`` the
+    share of ``r_th`` the new release's own rows keep free where a safe count allows it
+    (their risk at most ``r_th / reserve``, so that a later release whose count falls has room
+    to lift them); ``anony_r_th`` the threshold Sanony's Anony step
     sanitises to (``None``: ``ANONY_HEADROOM * r_th``, at least 1; lower keeps more copies in
     the global bag, so overlaps have less to reveal and fewer counterfeits are needed);
     ``backward`` BP on the pairs whose rows the new release puts over ``r_th``
@@ -99,6 +117,9 @@ class PublishParams:
     """
 
     r_th: float = 8.0
+    guarantee: str = "true_rows"
+    min_copies: int = 5
+    reserve: float = 2.0
     anony_r_th: float | None = None
     backward: str = "where_needed"
     global_lift: str = "least"
@@ -129,9 +150,13 @@ class PublishParams:
 
     @property
     def anony_threshold(self) -> float:
-        """The threshold Sanony's Anony step sanitises to."""
+        """The threshold Sanony's Anony step sanitises to: ``r_th`` under the ``true_rows``
+        guarantee (its holding clusters are overlapped by no release, design.md §5.8), else
+        :data:`ANONY_HEADROOM` of it."""
         if self.anony_r_th is not None:
             return self.anony_r_th
+        if self.guarantee == "true_rows":
+            return self.r_th
         return max(1.0, ANONY_HEADROOM * self.r_th)
 
     def randomness_key(self, release_no: int) -> str:
@@ -159,7 +184,11 @@ def parse_params(method: str, raw: Mapping[str, Any] | None) -> PublishParams:
     >>> parse_params("sanony", {"r_th": 2}).r_th
     2.0
     """
-    params: PublishParams = parse_fields(PublishParams, method, declared_params(method), raw)
+    declared = declared_params(method)
+    params: PublishParams = parse_fields(PublishParams, method, declared, raw)
+    if "guarantee" not in declared:
+        # A method without the choice (Kanony) runs the paper's mechanism.
+        params = replace(params, guarantee="paper")
     _validate(params)
     return params
 
@@ -214,6 +243,9 @@ def _coerce(name: str, type_name: str, value: Any) -> Any:
 
 def _validate(p: PublishParams) -> None:
     _check("r_th", p.r_th >= 1, "must be at least 1")
+    _check("guarantee", p.guarantee in GUARANTEES, "must be 'true_rows' or 'paper'")
+    _check("min_copies", 0 <= p.min_copies <= 10**6, "must be between 0 and 1000000")
+    _check("reserve", 1 <= p.reserve <= 1000, "must be between 1 and 1000")
     _check(
         "anony_r_th",
         p.anony_r_th is None or 1 <= p.anony_r_th <= p.r_th,

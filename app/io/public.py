@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from app.core.guarantees import guarantee_of
 from app.core.model import PublishedCluster, PublishedRelease
 from app.core.risk.assess import ReleaseRisk
 
@@ -50,6 +51,8 @@ def release_header(
         "label": release.label if label is None else label,
         "method": method,
         "params": dict(params),
+        # What the release promises (app.core.guarantees): "true_rows", "paper", "wong", "none".
+        "guarantee": guarantee_of(method, params).name,
         "n_rows": release.n_rows,
         "population_rates": release.population_rates,
         "global_bag": release.global_bag,

@@ -110,6 +110,7 @@ class ReleaseOut(BaseModel):
                     "label": "2025",
                     "method": "sanony",
                     "params": {"r_th": 2.0, "cluster_size": 2, "randomness": "secret"},
+                    "guarantee": "true_rows",
                     "n_rows": 6,
                     "population_rates": {"HIV": 0.1667, "cancer": 0.3333},
                     "global_bag": {"herpes": 1},
@@ -135,6 +136,11 @@ class ReleaseOut(BaseModel):
     label: str | None
     method: str
     params: dict[str, Any]
+    guarantee: str = Field(
+        description="What the release promises (docs/methods.md): true_rows (no counterfeit, "
+        "no count above the true one: the public files are the whole proof), paper (the "
+        "paper's counterfeits, safe only while they are not told apart), wong, or none"
+    )
     n_rows: int
     population_rates: dict[str, float] = Field(
         description="Per private term s, ss(s, T^μ) of design.md §3: every published copy of s "

@@ -49,6 +49,18 @@ class PublishedTotalExposure(BaseModel):
     max_serial_risk: float = Field(description="the largest serial risk times φ")
 
 
+class GuaranteeOut(BaseModel):
+    """What the release promises, and what that promise assumes (design.md §5.8)."""
+
+    name: str = Field(description="true_rows, paper, wong or none (docs/methods.md)")
+    promise: str
+    assumes: str | None = Field(
+        None,
+        description="What must hold for the promise to hold; null: nothing beyond the "
+        "published files (true_rows)",
+    )
+
+
 class RiskSummary(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
@@ -64,6 +76,14 @@ class RiskSummary(BaseModel):
                     "perturbation": {"counterfeits": 1, "rate": 0.1667, "published_only": False},
                     "suppressed": {"HIV": 0},
                     "private_terms_in_clear": {},
+                    "guarantee": {
+                        "name": "true_rows",
+                        "promise": "every row is a true row and no published count exceeds "
+                        "the true one; every row of every release is within r_th under the "
+                        "paper's adversary (design.md §4), computed from the public files "
+                        "alone, which are the whole proof",
+                        "assumes": None,
+                    },
                 }
             ]
         }
@@ -77,6 +97,10 @@ class RiskSummary(BaseModel):
     by_term: dict[str, float]
     histogram: list[HistogramBin]
     perturbation: Perturbation
+    guarantee: GuaranteeOut = Field(
+        description="The guarantee this risk is measured against: a paper-mode release's "
+        "figures hold only while its counterfeits are not told apart (assumes)"
+    )
     suppressed: dict[str, int] | None = Field(
         None,
         description="Copies of each private term suppressed as the last resort (design.md §5); "

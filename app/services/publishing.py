@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import pipeline
 from app.core.errors import CoreError, ErrorCode, WarningCode
+from app.core.guarantees import guarantee_of
 from app.core.history import SeriesHistory
 from app.core.model import Publication
 from app.db.base import utcnow
@@ -35,7 +36,7 @@ from app.services.ingest import Corpus
 from app.services.payload import encode_corpus, publication_input
 from app.services.releases import summary
 from app.services.risk import assess, default_r_th, public_counterfeits, risk_summary
-from app.services.series import effective_params, series_warnings
+from app.services.series import echoed_params, effective_params, series_warnings
 
 __all__ = [
     "CANCELLED",
@@ -231,6 +232,7 @@ async def dry_run(
             cf,
             public,
             dict(publication.ledger.suppressed) if principal.sees_private else None,
+            guarantee=guarantee_of(series.method, echoed_params(series)),
         ),
         warnings=[*series_warnings(series), *warnings],
     )

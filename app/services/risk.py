@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import ErrorCode
+from app.core.guarantees import Guarantee, guarantee_of
 from app.core.model import PublishedRelease
 from app.core.params import PublishParams
 from app.core.risk.assess import ReleaseRisk, assess_release
@@ -25,6 +26,7 @@ from app.errors import NotFound
 from app.io.public import public_counterfeit_rows
 from app.schemas.risk import (
     CoverEntryOut,
+    GuaranteeOut,
     HistogramBin,
     Perturbation,
     PublishedTotalExposure,
@@ -91,6 +93,8 @@ def risk_summary(
     published_only: bool,
     suppressed: dict[str, int] | None = None,
     in_clear: dict[str, int] | None = None,
+    *,
+    guarantee: Guarantee,
 ) -> RiskSummary:
     """The docs/api.md risk body from a core ``ReleaseRisk``; ``in_clear``: rows of the release
     that print a term private as of now, per term (:func:`in_clear_as_of_now`)."""
@@ -107,6 +111,7 @@ def risk_summary(
             rate=round(counterfeits / risk.n_rows, 6) if risk.n_rows else 0.0,
             published_only=published_only,
         ),
+        guarantee=GuaranteeOut(**dataclasses.asdict(guarantee)),
         suppressed=suppressed,
         private_terms_in_clear=dict(in_clear or {}),
         published_total=(
@@ -165,6 +170,7 @@ async def summary_for(
         public,
         await suppressed_for(session, model, sees_private),
         in_clear_as_of_now(series, release),
+        guarantee=guarantee_of(series.method, model.params),
     )
 
 

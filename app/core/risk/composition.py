@@ -297,6 +297,44 @@ class GlobalComposition:
                 return c
         return None
 
+    def most_total(self, s: str, stop: int, own_limit: float | None = None) -> int | None:
+        """The largest count ``c`` in ``[0, stop]`` of term s in release ``j`` at which no row
+        of any release is over the limit for s through the global composition, release
+        ``j``'s rate being ``c / N``; ``None`` when none is.
+
+        For a publication that may only lower counts (suppression, design.md §5.8): a count
+        above a published one lifts the new release's rows outside the overlap, a count below
+        lifts the published release's, so the counts that are safe form a range, and its top
+        is the most that may be published. The search takes ``stop`` when it is safe, else
+        steps down by doubling strides to a safe count and bisects back up; below 64 it
+        scans, so a narrow range is not stepped over. ``own_limit``: a lower limit for the
+        rows of release ``j`` alone (a reserve for the releases to come). Call
+        :meth:`refresh` first."""
+
+        def over(c: int) -> bool:
+            return self._term_over(s, c, own_limit=own_limit)
+
+        if not over(stop):
+            return stop
+        if stop <= 64:
+            return next((c for c in range(stop - 1, -1, -1) if not over(c)), None)
+        high, stride, low = stop, 1, None
+        while low is None:
+            c = max(stop - stride, 0)
+            if not over(c):
+                low = c
+            elif c == 0:
+                return None
+            else:
+                high, stride = c, 2 * stride
+        while high - low > 1:
+            middle = (low + high) // 2
+            if over(middle):
+                high = middle
+            else:
+                low = middle
+        return low
+
     def least_dilution(self, s: str, c: int, rate: float, stop: int) -> int | None:
         """The least number ``d`` in ``[1, stop]`` of rows without s that, added to release
         ``j`` outside every overlap (N grows, each N(O) stays), leave no row of any release
@@ -328,7 +366,12 @@ class GlobalComposition:
         return high
 
     def _term_over(
-        self, s: str, c: int, fixed_rate: float | None = None, extra_rows: int = 0
+        self,
+        s: str,
+        c: int,
+        fixed_rate: float | None = None,
+        extra_rows: int = 0,
+        own_limit: float | None = None,
     ) -> bool:
         """Whether some row of some release is over the limit for s with ``c`` copies of s in
         release ``j`` (formula 12 over the whole releases, formula 15), ``j`` holding
@@ -362,7 +405,8 @@ class GlobalComposition:
                 listed = [*listed, bytes(len(cache.others))]
                 codes = np.vstack([cache.codes, np.zeros((1, len(cache.others)), _CODE)])
                 evidence_of = partial(pattern_evidence, *inputs, codes)
-            if self._over(inputs, rate, listed, evidence_of):
+            limit = own_limit if k == self.j and own_limit is not None else None
+            if self._over(inputs, rate, listed, evidence_of, limit):
                 return True
         return False
 
@@ -633,17 +677,20 @@ class GlobalComposition:
         rate: float,
         listed: list[Pattern],
         evidence_of: Callable[[], PatternEvidence],
+        limit: float | None = None,
     ) -> list[tuple[Pattern, float]]:
-        """The patterns whose serial risk for the term exceeds the limit, with that risk."""
+        """The patterns whose serial risk for the term exceeds the limit (``limit``, else the
+        composition's), with that risk."""
         n_s, n, _ = inputs
         alpha = min(n_s / n, 1.0)
         if alpha <= 0.0 or not listed:
             return []
+        bound = self.limit if limit is None else limit
         evidence = evidence_of()
         over: list[tuple[Pattern, float]] = []
-        for p in _candidates(evidence, alpha, self.limit * rate):
+        for p in _candidates(evidence, alpha, bound * rate):
             risk = serial_risk(evidence.at(p).posterior(alpha), rate)
-            if risk > self.limit:
+            if risk > bound:
                 over.append((listed[p], risk))
         return over
 

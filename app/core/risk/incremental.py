@@ -173,6 +173,18 @@ class SeriesRisk:
         self._global.refresh()
         return self._global.least_total(s, start, stop, rate)
 
+    def most_total(
+        self, s: str, stop: int, own_limit: float | None = None, *, refresh: bool = True
+    ) -> int | None:
+        """The largest count of s in release ``j`` within ``[0, stop]`` at which the global
+        composition puts no row of any release over ``r_th`` for s (release ``j``'s rows over
+        ``own_limit`` when given), the release's rate following the count
+        (:meth:`GlobalComposition.most_total`), or ``None``. ``refresh=False`` when nothing
+        changed in release ``j`` since the last call (a caller asking of every term at once)."""
+        if refresh:
+            self._global.refresh()
+        return self._global.most_total(s, stop, own_limit)
+
     def least_dilution(self, s: str, c: int, rate: float, stop: int) -> int | None:
         """The least number of rows without s, up to ``stop``, that release ``j`` needs outside
         every overlap so that the global composition puts no row over ``r_th`` for s with

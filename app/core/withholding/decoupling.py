@@ -1,0 +1,87 @@
+"""The last lever of the global composition: rows of the new release that no longer match
+an earlier release (design.md §5.8; section 2.3.2, formulas 5, 6, 13, 14).
+
+When a term's true count in the new release has fallen so far under an earlier release's that
+the earlier release's rows outside their overlap would exceed ``r_th`` whatever count the new
+release publishes (it may only publish fewer copies than it holds), one input is left that the
+new release controls: the overlap ``N(O)`` itself. The earlier rows are lifted by about
+``(N - k) / (N - k - N(O))`` (formula 13 with the range capped at the new count), so fewer rows
+in common lower the lift. A row of the new release whose set an earlier release holds is
+*generalised to the empty set* (its public terms suppressed, its private terms kept): the
+overlap with that release loses it (once the new release has as many empty rows as the earlier
+one). The least number of such rows is found by bisection on the global composition alone
+(the clusters do not enter it), cheapest rows first (fewest public terms), and only when it
+exists is the release built again with them. What it costs is reported per term, as
+de-linking's is (``public_terms_suppressed``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from app.core.model import PublishedRelease, Row
+from app.core.risk.composition import GlobalComposition
+from app.core.risk.state import ClusterState, ReleaseState, SeriesState
+
+__all__ = ["decouple"]
+
+
+def decouple(
+    published: Sequence[PublishedRelease],
+    rows: Sequence[Row],
+    true_totals: Mapping[str, int],
+    terms: Sequence[str],
+    r_th: float,
+) -> list[int] | None:
+    """Positions of rows of the new release (``rows``) to generalise to the empty set so that
+    each of ``terms`` has a count at most its true one that puts no row of any release over
+    ``r_th`` through the global composition; ``None`` when generalising every candidate does
+    not. Candidates are rows whose set an earlier release holds at least as often, fewest
+    public terms first."""
+    held: Counter[Row] = Counter()
+    for release in published:
+        for row, k in release.row_counts().items():
+            held[row] = max(held[row], k)
+    mine: Counter[Row] = Counter(rows)
+    candidates = sorted(
+        (i for i, row in enumerate(rows) if row and mine[row] <= held.get(row, 0)),
+        key=lambda i: (len(rows[i]), rows[i], i),
+    )
+
+    def safe(count: int) -> bool:
+        emptied = set(candidates[:count])
+        trial = [() if i in emptied else row for i, row in enumerate(rows)]
+        return _safe(published, trial, true_totals, terms, r_th)
+
+    if not candidates or not safe(len(candidates)):
+        return None
+    low, high = 0, len(candidates)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if safe(middle):
+            high = middle
+        else:
+            low = middle
+    return sorted(candidates[:high])
+
+
+def _safe(
+    published: Sequence[PublishedRelease],
+    rows: Sequence[Row],
+    true_totals: Mapping[str, int],
+    terms: Sequence[str],
+    r_th: float,
+) -> bool:
+    """Whether every term of ``terms`` has a safe count at most its true one, the new release
+    holding ``rows`` (its clustering does not enter the global composition)."""
+    state = SeriesState.from_published(published)
+    n = len(rows)
+    totals = Counter({s: k for s, k in true_totals.items() if k})
+    whole = ClusterState("c1", list(rows), Counter(), {}, n_true=n)
+    release = ReleaseState(len(published) + 1, [whole], totals, {})
+    release.rates = {s: k / n for s, k in totals.items()} if n else {}
+    j = state.append(release)
+    composition = GlobalComposition(state, j, r_th * (1 + 1e-9))
+    composition.refresh()
+    return all(composition.most_total(s, true_totals.get(s, 0)) is not None for s in terms)

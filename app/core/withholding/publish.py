@@ -1,0 +1,323 @@
+"""The ``true_rows`` publication: Anony, totals, placement, the checked post-condition
+(design.md §5.8).
+
+The pipeline keeps Sanony's shape with nothing added to the data:
+
+1. **Anony** on lineage clusters (design.md §5.6) with headroom (``anony_r_th``);
+2. **totals** (the backward step at the level of whole releases): each private term's
+   published count is the largest at most its true count that puts no row of any release over
+   ``r_th`` through the global composition (:mod:`~app.core.withholding.totals`), the excess
+   suppressed;
+3. **placement** (backward and forward at the level of clusters): true copies moved between
+   cluster segments and the global bag until no row is over through a cluster's composition
+   (:mod:`~app.core.withholding.placement`);
+4. the **post-condition**: every row of every release judged by design.md §4's adversary; the
+   placement returns only when none is over.
+
+When the placement is stuck at a clustering, the release is built again with every 2, 4, 8 ...
+neighbouring clusters joined, up to one cluster (:func:`~app.core.perturbation.sanony.coarsen`),
+and the first that publishes is kept. When a term's count fell so far under an earlier one
+that no count the release holds is safe, no clustering helps (the global composition reads the
+whole release) and the publication is refused, naming the term, the releases and the smallest
+``r_th`` that would publish it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+from app.core.anonymisation.anony import anonymise
+from app.core.errors import PublicationFailed
+from app.core.history import SeriesHistory
+from app.core.model import Publication, Row, Transaction, make_row
+from app.core.params import PublishParams
+from app.core.perturbation.sanony import coarsen, finalise, release_state
+from app.core.progress import Progress, ProgressCallback
+from app.core.risk.incremental import SeriesRisk
+from app.core.risk.state import ReleaseState, SeriesState
+from app.core.withholding.clustering import holding_and_copy_free
+from app.core.withholding.copies import Copies
+from app.core.withholding.decoupling import decouple
+from app.core.withholding.delinking import delink
+from app.core.withholding.drafting import Drafter
+from app.core.withholding.placement import Placement, Stuck
+from app.core.withholding.totals import settle_totals, worst_rows
+
+__all__ = ["publish_true_rows"]
+
+
+class _Pinned(Exception):
+    """Terms whose rows no count of the new release keeps within ``r_th``."""
+
+    def __init__(
+        self,
+        worst: dict[str, float],
+        pinned: dict[str, int],
+        rows: list[Row],
+        true_totals: dict[str, int],
+    ) -> None:
+        super().__init__(", ".join(sorted(pinned)))
+        self.worst = worst
+        self.pinned = pinned
+        #: The new release's rows as built (generalised), and its true totals, for the
+        #: decoupling's search (:func:`~app.core.withholding.decoupling.decouple`).
+        self.rows = rows
+        self.true_totals = true_totals
+
+
+def publish_true_rows(
+    history: SeriesHistory,
+    corpus: Sequence[Transaction],
+    private_terms: frozenset[str],
+    params: PublishParams,
+    progress: ProgressCallback | None = None,
+) -> Publication:
+    """Publish ``corpus`` as the next release with no counterfeit and no count above the true
+    one, every row of the series within ``r_th`` (design.md §5.8)."""
+    report = Progress(progress)
+    steps: list[dict[str, object]] = []
+    merge, clusters = 1, None
+    emptied: list[int] = []
+    while True:
+        try:
+            publication = _build(history, corpus, private_terms, params, report, merge, emptied)
+        except _Pinned as pinned:
+            found = None
+            if not emptied:
+                report("bp")
+                found = decouple(
+                    history.releases,
+                    pinned.rows,
+                    pinned.true_totals,
+                    sorted(pinned.pinned),
+                    params.r_th,
+                )
+            if not found:
+                raise _refusal(history.next_release_no, params.r_th, pinned, steps) from None
+            steps.append(
+                {
+                    "step": "decoupling",
+                    "terms": sorted(pinned.pinned),
+                    "worst_serial_risk": round(max(pinned.worst.values(), default=0.0), 4),
+                    "rows_generalised": len(found),
+                }
+            )
+            emptied = found
+            continue
+        except Stuck as stuck:
+            steps.append(_stuck_step(merge, stuck))
+            clusters = clusters or stuck.clusters
+            if merge >= clusters:
+                raise _stuck_refusal(history.next_release_no, params.r_th, stuck, steps) from None
+            merge *= 2
+            continue
+        if steps:
+            publication.report["escalation"] = {
+                "steps": [*steps, {"step": "coarser_clusters", "merge": merge, "published": True}],
+                "clusters_before": clusters,
+                "clusters_after": publication.report.get("clusters"),
+            }
+        return publication
+
+
+def _build(
+    history: SeriesHistory,
+    corpus: Sequence[Transaction],
+    private_terms: frozenset[str],
+    params: PublishParams,
+    report: Progress,
+    merge: int,
+    emptied: Sequence[int] = (),
+) -> Publication:
+    release_no = history.next_release_no
+    seed = params.randomness_key(release_no)
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(phase: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[phase] = round(now - clock, 4)
+        clock = now
+
+    report("anony")
+    rows, private_sets = _split(corpus, private_terms)
+    rows, delinked = delink(rows, history.releases)
+    for i in emptied:
+        delinked.terms.update(rows[i])
+        delinked.rows += 1
+        rows[i] = ()
+    groups: dict[Row, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(row, []).append(i)
+    partition, holding = holding_and_copy_free(
+        rows, groups, [[c.rows for c in r.clusters] for r in history.releases], params.cluster_size
+    )
+    if merge > 1:
+        partition, holding = _coarsen(partition, holding, rows, merge)
+    threshold = params.anony_threshold
+    result = anonymise(rows, private_sets, partition, threshold, seed)
+    state = SeriesState.from_published(history.releases)
+    j = state.append(release_state(result, release_no))
+    release = state.releases[j]
+    members = [list(c) for c in partition]
+    copies = Copies(
+        release, [Counter(s for i in m for s in private_sets[i]) for m in members], threshold
+    )
+    true_totals = {s: copies.total(s) for s in copies.terms()}
+    copy_free = sum(copies.empty_cluster(c) for c, held in enumerate(holding) if not held)
+    copies.settle()
+    _follow_totals(release)
+    risk = SeriesRisk(state, j, params.r_th)
+    lap("anony")
+
+    report("bp")
+    published_before = {s for r in history.releases for s, k in r.term_totals().items() if k}
+    settled = settle_totals(
+        risk, true_totals, published_before, published_before, params.min_copies, params.reserve
+    )
+    for s, total in settled.totals.items():
+        if total < true_totals.get(s, 0):
+            copies.suppress(s, true_totals[s] - total)
+    copies.settle()
+    _follow_totals(release)
+    if settled.pinned:
+        raise _Pinned(worst_rows(risk, sorted(settled.pinned)), settled.pinned, rows, true_totals)
+    lap("bp")
+
+    report("fp2")
+    drafter = Drafter(state, j, copies, members, private_sets, params.cluster_size)
+    placement = Placement(state, j, copies, risk, drafter, holding)
+    try:
+        rounds = placement.run(params.max_repair_rounds, lambda f: report("fp2", f))
+    except Stuck as stuck:
+        stuck.clusters = len(partition)
+        raise
+    lap("fp2")
+
+    report("verify")
+    # The placement returns only once the series, judged whole, has no row over r_th.
+    lap("verify")
+    kept = [c for c, m in enumerate(members) if m]
+    release.clusters = [release.clusters[c] for c in kept]
+    for number, cluster in enumerate(release.clusters, 1):
+        cluster.cluster_id = f"c{number}"
+    members = [members[c] for c in kept]
+    published, ledger = finalise(release, corpus, members, seed, private_terms)
+    suppressed = copies.suppressed_total()
+    ledger.suppressed = dict(sorted(suppressed.items()))
+    for c, taken in enumerate(copies.suppressed):
+        if taken:
+            ledger.clusters[c].suppressed = dict(sorted(taken.items()))
+    in_clusters = sum(sum(c.private_counts.values()) for c in release.clusters)
+    in_bag = sum(release.global_bag.values())
+    return Publication(
+        published,
+        ledger,
+        {
+            "method": "sanony",
+            "guarantee": "true_rows",
+            "clusters": len(members),
+            "rows": published.n_rows,
+            "true_rows": len(corpus),
+            "counterfeits": 0,
+            "private_copies": {
+                "true": sum(true_totals.values()),
+                "in_clusters": in_clusters,
+                "in_bag": in_bag,
+                "suppressed": sum(suppressed.values()),
+            },
+            "suppressed": dict(sorted(suppressed.items())),
+            "not_admitted": dict(sorted(settled.not_admitted.items())),
+            "copy_free_to_bag": copy_free,
+            "holding_clusters": sum(holding[c] for c in kept),
+            "public_terms_suppressed": sum(delinked.terms.values()),
+            "rows_generalised": delinked.rows,
+            "placement": {
+                "rounds": rounds,
+                **dict(sorted(placement.moves.items())),
+                "drafted": dict(sorted(drafter.drafted.items())),
+            },
+            "seconds": seconds,
+        },
+    )
+
+
+def _split(
+    corpus: Sequence[Transaction], private_terms: frozenset[str]
+) -> tuple[list[Row], list[frozenset[str]]]:
+    """Each transaction's non-private row and private set."""
+    rows = [make_row(t.terms - private_terms) for t in corpus]
+    return rows, [t.terms & private_terms for t in corpus]
+
+
+def _coarsen(
+    partition: list[list[int]], holding: list[bool], rows: Sequence[Row], merge: int
+) -> tuple[list[list[int]], list[bool]]:
+    """Every ``merge`` neighbouring clusters of each kind joined (escalation)."""
+    kinds = [
+        coarsen([p for p, h in zip(partition, holding, strict=True) if h == kind], rows, merge)
+        for kind in (False, True)
+    ]
+    return kinds[0] + kinds[1], [False] * len(kinds[0]) + [True] * len(kinds[1])
+
+
+def _follow_totals(release: ReleaseState) -> None:
+    """``ss(s, T*)``: the published copies over the published rows. Suppressed copies leave
+    the rate as they leave the counts (no published figure says more than the counts do)."""
+    n = release.n
+    release.rates = {s: k / n for s, k in sorted(release.totals().items())} if n else {}
+
+
+def _stuck_step(merge: int, stuck: Stuck) -> dict[str, object]:
+    return {
+        "step": "coarser_clusters" if merge > 1 else "placement",
+        "merge": merge,
+        "published": False,
+        "rows_over_threshold": len(stuck.violations),
+        "terms": sorted({v[2] for v in stuck.violations}),
+    }
+
+
+def _refusal(
+    release_no: int, r_th: float, pinned: _Pinned, steps: list[dict[str, object]]
+) -> PublicationFailed:
+    worst = max(pinned.worst.values(), default=r_th)
+    terms = sorted(pinned.pinned)
+    return PublicationFailed(
+        f"release {release_no} cannot be published without counterfeits at r_th = {r_th:g}: "
+        f"the count of {', '.join(repr(s) for s in terms)} fell so far below an earlier "
+        "release's that the earlier release's rows outside the overlap would exceed r_th "
+        f"whatever this release publishes (worst serial risk {worst:.4g}); nothing was stored; "
+        f"r_th >= {worst:.4g} would publish it, or guarantee 'paper' (counterfeits)",
+        {
+            "terms": terms,
+            "release_no": release_no,
+            "smallest_r_th": round(worst, 4),
+            "worst_by_term": {s: round(v, 4) for s, v in sorted(pinned.worst.items())},
+            "compositions": {"global": len(terms)},
+            "escalation": {"steps": steps},
+        },
+    )
+
+
+def _stuck_refusal(
+    release_no: int, r_th: float, stuck: Stuck, steps: list[dict[str, object]]
+) -> PublicationFailed:
+    worst = max((v[3] for v in stuck.violations), default=r_th)
+    terms = sorted({v[2] for v in stuck.violations})
+    return PublicationFailed(
+        f"release {release_no} cannot be published without counterfeits at r_th = {r_th:g}: "
+        f"{len(stuck.violations)} rows stay over r_th for {', '.join(repr(s) for s in terms)} "
+        "at every clustering down to one cluster (worst serial risk "
+        f"{worst:.4g}); nothing was stored; r_th >= {worst:.4g} would publish it",
+        {
+            "terms": terms,
+            "release_no": release_no,
+            "smallest_r_th": round(worst, 4),
+            "rows_over_threshold": len(stuck.violations),
+            "escalation": {"steps": steps},
+        },
+    )
