@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from app.api.body import json_body, request_body
-from app.api.deps import AdminDep, PrincipalDep, SessionDep
+from app.api.deps import AdminDep, PrincipalDep, RuntimeDep, SessionDep
 from app.db.repositories.series import SeriesRepository
 from app.schemas.errors import error_responses
 from app.schemas.series import SeriesCreate, SeriesOut
@@ -22,9 +22,13 @@ router = APIRouter(prefix="/v1/series", tags=["series"], responses=error_respons
     openapi_extra=request_body(SeriesCreate),
     responses=error_responses(400, 409, 413, 415, 422),
 )
-async def create_series(request: Request, principal: AdminDep, session: SessionDep) -> SeriesOut:
+async def create_series(
+    request: Request, principal: AdminDep, session: SessionDep, runtime: RuntimeDep
+) -> SeriesOut:
     body = await json_body(request, SeriesCreate)
-    series = await service.create_series(session, body)
+    series = await service.create_series(
+        session, body, allow_seed=runtime.settings.publisher_seed_allowed
+    )
     return service.series_out(series, 0)
 
 
