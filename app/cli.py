@@ -32,6 +32,38 @@ cli = typer.Typer(
 )
 
 
+def _version() -> str:
+    """The installed distribution's version; from a checkout that was never installed (``python
+    -m app`` with the repository on the path), its ``pyproject.toml``'s."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("serialpub")
+    except PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"serialpub {_version()}")
+        raise typer.Exit()
+
+
+@cli.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """Privacy-preserving serial publication service."""
+
+
 def _database_url() -> str:
     """Resolve the database URL; export the embedded server's, so that uvicorn's worker
     processes join it.

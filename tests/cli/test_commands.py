@@ -154,3 +154,17 @@ def test_settings_that_cannot_start_are_one_line_without_their_values(
         "error: settings: SERIALPUB_MAX_BODY_BYTES: Input should be a valid integer, unable to "
         "parse string as an integer"
     ]
+
+
+def test_version_is_the_package_s() -> None:
+    import tomllib
+
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for args in (["--version"], ["--version", "serve"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        assert result.stdout == f"serialpub {project['version']}\n"
