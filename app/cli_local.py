@@ -31,7 +31,7 @@ import typer
 from app.cli_folders import OutputFolders, plan_folders
 from app.core.errors import CoreError
 from app.core.history import SeriesHistory
-from app.core.methods import Method
+from app.core.methods import Method, all_methods
 from app.core.model import PublishedRelease, Transaction
 from app.core.params import SERIAL
 from app.core.pipeline import publish
@@ -203,10 +203,11 @@ def _exit_as_verify(method: Method, assessed: list[ReleaseRisk]) -> None:
     if _claims_serial_risk(method):
         typer.echo(f"BREACH: {over} rows over r_th", err=True)
     else:
+        claiming = " and ".join(m.name for m in all_methods() if _claims_serial_risk(m))
         typer.echo(
             f"{method.name} makes no serial claim: it does not protect a series against "
-            f"composition across its releases, and {over} rows over r_th are exposed by it "
-            "(sanony and kanony keep every row within r_th)",
+            f"composition across its releases ({over} rows over r_th here; {claiming} keep "
+            "every row within r_th)",
             err=True,
         )
     raise typer.Exit(1)
