@@ -14,12 +14,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Annotated
 
+import pydantic
 import sqlalchemy.exc
 import typer
 
 from app import cli_attack, cli_export, cli_verify
 from app.observability import configure_logging, logging_config
-from app.settings import get_settings
+from app.settings import Settings, get_settings
 
 __all__ = ["cli", "main"]
 
@@ -29,6 +30,38 @@ cli = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+def _version() -> str:
+    """The installed distribution's version; from a checkout that was never installed (``python
+    -m app`` with the repository on the path), its ``pyproject.toml``'s."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("serialpub")
+    except PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"serialpub {_version()}")
+        raise typer.Exit()
+
+
+@cli.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit"
+        ),
+    ] = False,
+) -> None:
+    """Privacy-preserving serial publication service."""
 
 
 def _database_url() -> str:
@@ -374,5 +407,40 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def main() -> None:
+    """The console script: SIGTERM as an exit, and the faults of the environment (settings
+    that cannot start, a database that refuses the connection) as one line and exit 2, not a
+    traceback. Those are the operator's to fix, and a traceback of a settings error printed
+    the values it was given, secrets and the database URL's password among them."""
+    import psycopg
+
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    cli()
+    try:
+        cli()
+    except pydantic.ValidationError as exc:
+        if exc.title != Settings.__name__:
+            raise
+        typer.echo(f"error: settings: {settings_fault(exc)}", err=True)
+        raise SystemExit(2) from None
+    except (sqlalchemy.exc.OperationalError, psycopg.OperationalError) as exc:
+        typer.echo(f"error: cannot connect to the database: {database_fault(exc)}", err=True)
+        raise SystemExit(2) from None
+
+
+def settings_fault(exc: pydantic.ValidationError) -> str:
+    """What is wrong with the settings, on one line, naming the variables but never their
+    values (pydantic's message repeats the input, which holds the secrets)."""
+    faults = []
+    for error in exc.errors(include_input=False, include_url=False):
+        message = error["msg"].removeprefix("Value error, ")
+        where = ".".join(str(part) for part in error["loc"])
+        faults.append(f"{where}: {message}" if where else message)
+    return "; ".join(faults)
+
+
+def database_fault(exc: Exception) -> str:
+    """libpq's reason (wrong password, unknown role, no server) on one line, and what to check.
+
+    libpq never repeats the password; the URL itself is not printed."""
+    reason = exc.orig if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.orig else exc
+    text = " ".join(str(reason).split())
+    return f"{text} (check DATABASE_URL, and DATABASE_PASSWORD_FILE where it is set)"

@@ -4,7 +4,9 @@
     serialpub attack y1.dat y2.dat --published releases/ [--background world.txt]
 
 The raw files are the snapshots ``publish-local`` published, in the same order; the
-directory is its output (``release-001.json``, ... and the ledgers under ``private/``). Each
+directory is its output (``release-001.json``, ...), and the ledgers are in
+``--ledger-dir``, by default where ``publish-local`` writes them (``releases.private/``
+beside ``releases/``, :func:`app.io.ledger.default_ledger_dir`). Each
 release is attacked as a publication job would (:func:`app.core.attacks.audit_report`, the
 same settings as the series parameter ``semantic_audit``) and the reports are printed as
 JSON on stdout; progress goes to stderr. Each report carries the frequency detector's
@@ -30,23 +32,23 @@ __all__ = ["attack"]
 Loaded = tuple[dict[str, Any], "ReleaseLedger", frozenset[str]]
 
 
-def _load(directory: Path, count: int) -> list[Loaded]:
+def _load(directory: Path, ledgers: Path, count: int) -> list[Loaded]:
     """The first ``count`` public documents, their ledgers and private terms."""
     from app.io.ledger import read_ledger
 
     loaded = []
     for number in range(1, count + 1):
         public = directory / f"release-{number:03d}.json"
-        private = directory / "private" / f"ledger-{number:03d}.json"
+        private = ledgers / f"ledger-{number:03d}.json"
         if not public.exists():
             raise typer.BadParameter(
                 f"{public} is missing: one raw file per release", param_hint="--published"
             )
         if not private.exists():
             raise typer.BadParameter(
-                f"{private} is missing: the attack is scored against the ledger, which "
-                "publish-local writes under private/",
-                param_hint="--published",
+                f"{private} is missing: the attack is scored against the ledgers, which "
+                f"publish-local writes beside the public folder ({ledgers.name} by default)",
+                param_hint="--ledger-dir",
             )
         document = json.loads(public.read_text(encoding="utf-8"))
         loaded.append((document, *read_ledger(json.loads(private.read_text(encoding="utf-8")))))
@@ -117,6 +119,14 @@ def attack(
     published: Annotated[
         Path, typer.Option(help="publish-local's output directory", exists=True, file_okay=False)
     ],
+    ledger_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="publish-local's ledgers (default: the folder beside --published named as "
+            "private, releases.private for releases)",
+            file_okay=False,
+        ),
+    ] = None,
     background: Annotated[
         Path | None,
         typer.Option(
@@ -139,10 +149,11 @@ def attack(
     # Imported here: every other command starts without loading the attack's numerics.
     from app.core.attacks.release_audit import audit_report, published_background
     from app.io.corpus import read_corpus
-    from app.io.ledger import read_release
+    from app.io.ledger import default_ledger_dir, read_release
 
     settings = _settings(scoring, selection, seed, window, mixture_draws)
-    loaded = _load(published, len(raw))
+    folder = ledger_dir if ledger_dir is not None else default_ledger_dir(published)
+    loaded = _load(published, folder, len(raw))
     uploaded = None
     if background is not None:
         uploaded = [sorted(t.terms) for t in read_corpus(background)]

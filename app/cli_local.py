@@ -7,11 +7,16 @@ Each corpus is a FIMI text file (one transaction a line, terms separated by whit
 a JSON file (a list of transactions, ``{"terms": [...], "individual"?, "cluster"?}``). Each
 release is written as the public JSON of docs/api.md (``release-001.json``, ...); ``risk.json``
 holds the serial risk of every release once the whole series is out, and ``report.json``
-what each publication did (counterfeits by phase, timings). ``private/ledger-001.json``, ...
-are the ledgers (counterfeit rows, individuals, and the secret each release's random choices
-were drawn from, ``randomness``): keep them, never publish them; ``serialpub attack`` scores
-its attack against them. A ``seed`` in ``--params`` makes every random choice follow from it
-(tests, benchmarks): a warning says so, and the public files never print it.
+what each publication did (counterfeits by phase, timings). The ledgers (counterfeit rows,
+individuals, and the secret each release's random choices were drawn from, ``randomness``)
+go to ``--ledger-dir``, by default ``releases.private/`` beside ``releases/``, never inside
+it (:mod:`app.cli_folders`): keep them, never publish them; ``serialpub verify --ledger`` and
+``serialpub attack`` read them there. Both folders must be empty (``--replace`` empties them
+first). A ``seed`` in ``--params`` makes every random choice follow from it (tests,
+benchmarks): a warning says so, the public files never print it, and production refuses it.
+
+The exit status is ``verify``'s on the same folder: 1 when a row of the series is over
+``r_th`` (a method that makes no serial claim, such as ``anony``, says so), else 0.
 """
 
 from __future__ import annotations
@@ -23,17 +28,21 @@ from typing import Annotated
 
 import typer
 
+from app.cli_folders import OutputFolders, plan_folders
 from app.core.errors import CoreError
 from app.core.history import SeriesHistory
+from app.core.methods import Method, all_methods
 from app.core.model import PublishedRelease, Transaction
+from app.core.params import SERIAL
 from app.core.pipeline import publish
-from app.core.risk.assess import assess_series
+from app.core.risk.assess import ReleaseRisk, assess_series
 from app.core.risk.total_exposure import exposure_warning
 from app.core.segen import choose_private_terms
 from app.io.corpus import read_corpus
 from app.io.ledger import ledger_document
 from app.io.public import release_document, risk_document
 from app.methods.registry import get_method, method_names
+from app.settings import SEED_REFUSED, get_settings
 
 __all__ = ["publish_local"]
 
@@ -67,9 +76,23 @@ def _loss(report: dict[str, object]) -> str:
 
 def publish_local(
     corpora: Annotated[list[Path], typer.Argument(help="corpus files, oldest first", exists=True)],
-    out: Annotated[Path, typer.Option(help="directory for the release JSON files")] = Path(
-        "releases"
-    ),
+    out: Annotated[
+        Path, typer.Option(help="an empty folder for the public release JSON files")
+    ] = Path("releases"),
+    ledger_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="an empty folder for the private ledgers, outside --out (default: the "
+            "folder beside it named as private, releases.private for releases)"
+        ),
+    ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="empty both folders first (they may hold only an earlier run's output)",
+        ),
+    ] = False,
     method: Annotated[str, typer.Option(help=f"one of {', '.join(method_names())}")] = ("sanony"),
     private: Annotated[str | None, typer.Option(help="private terms, comma separated")] = None,
     private_file: Annotated[Path | None, typer.Option(help="file of private terms")] = None,
@@ -90,9 +113,12 @@ def publish_local(
         effective = declared.parse(json.loads(params))
     except (json.JSONDecodeError, CoreError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--params") from exc
+    if getattr(effective, "seed", None) is not None and not get_settings().publisher_seed_allowed:
+        raise typer.BadParameter(SEED_REFUSED, param_hint="--params")
+    folders = plan_folders(out, ledger_dir, replace)
     loaded = [read_corpus(path) for path in corpora]
     private_terms = _private_terms(private, private_file, private_fraction, loaded)
-    out.mkdir(parents=True, exist_ok=True)
+    folders.make()
     history = SeriesHistory()
     reports = []
     for path, corpus in zip(corpora, loaded, strict=True):
@@ -112,9 +138,8 @@ def publish_local(
         document = release_document(publication.release, series, method, declared.echo(effective))
         target = out / f"release-{publication.release.release_no:03d}.json"
         target.write_text(json.dumps(document), encoding="utf-8")
-        # The ledger (``serialpub attack`` scores against it) apart from the public files.
-        (out / "private").mkdir(exist_ok=True)
-        (out / "private" / target.name.replace("release-", "ledger-")).write_text(
+        # The ledger (``verify --ledger`` and ``attack`` read it) apart from the public files.
+        (folders.ledgers / target.name.replace("release-", "ledger-")).write_text(
             json.dumps(ledger_document(publication.release, publication.ledger)), encoding="utf-8"
         )
         reports.append({"file": str(path), **publication.report})
@@ -132,6 +157,7 @@ def publish_local(
     (out / "report.json").write_text(json.dumps(reports, indent=2), encoding="utf-8")
     r_th = declared.risk_threshold(effective)
     if r_th is None:
+        _echo_ledgers(folders)
         return  # a single-release method (disassociation): no serial risk to assess
     assessed = assess_series(history.releases, r_th, with_rows=False)
     for risk in assessed:
@@ -142,3 +168,46 @@ def publish_local(
     (out / "risk.json").write_text(json.dumps(risks, indent=2), encoding="utf-8")
     worst = max((r["max_serial_risk"] for r in risks), default=0.0)
     typer.echo(f"max serial risk over the series: {worst:.4f} (r_th = {r_th})")
+    _echo_ledgers(folders)
+    _exit_as_verify(declared, assessed)
+
+
+def _echo_ledgers(folders: OutputFolders) -> None:
+    typer.echo(
+        f"ledgers -> {folders.ledgers} (private: which rows are counterfeits and each "
+        f"release's secret; keep this folder apart from {folders.public} and never publish it)",
+        err=True,
+    )
+
+
+def _claims_serial_risk(method: Method) -> bool:
+    """Whether ``method`` keeps every row's serial risk (design.md §4) under ``r_th``: the
+    methods that read Sanony's serial parameters (backward perturbation and the checked
+    post-condition, ``app.core.params.SERIAL``). The others judge each release alone
+    (``anony``, ``scomp``) or bound another quantity (``wong``, ``inv``)."""
+    return set(SERIAL) <= set(method.parameters)
+
+
+def _exit_as_verify(method: Method, assessed: list[ReleaseRisk]) -> None:
+    """Exit 1 when a row is over ``r_th``, as ``serialpub verify`` does on the same folder."""
+    over = sum(risk.rows_over_threshold for risk in assessed)
+    if not over:
+        return
+    for risk in assessed:
+        if risk.rows_over_threshold:
+            typer.echo(
+                f"release {risk.release_no}: {risk.rows_over_threshold} of {risk.n_rows} rows "
+                f"over r_th (max serial risk {risk.max_serial_risk:.4f})",
+                err=True,
+            )
+    if _claims_serial_risk(method):
+        typer.echo(f"BREACH: {over} rows over r_th", err=True)
+    else:
+        claiming = " and ".join(m.name for m in all_methods() if _claims_serial_risk(m))
+        typer.echo(
+            f"{method.name} makes no serial claim: it does not protect a series against "
+            f"composition across its releases ({over} rows over r_th here; {claiming} keep "
+            "every row within r_th)",
+            err=True,
+        )
+    raise typer.Exit(1)

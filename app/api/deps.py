@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
@@ -13,6 +13,11 @@ from app.runtime import Runtime
 from app.services.auth import Principal, authenticate, authenticate_reader
 
 __all__ = [
+    "AdminDep",
+    "AuditorDep",
+    "PublisherDep",
+    "ReadableDep",
+    "ReadersDep",
     "ReleaseNo",
     "RuntimeDep",
     "SessionDep",
@@ -24,6 +29,8 @@ __all__ = [
     "get_principal",
     "get_principal_standalone",
     "get_reader",
+    "get_readable",
+    "allowed",
 ]
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer KEY`")
@@ -82,3 +89,54 @@ StandalonePrincipalDep = Annotated[Principal, Depends(get_principal_standalone)]
 
 #: A release number as the database holds it (int4): larger ones answered 500 from PostgreSQL.
 ReleaseNo = Annotated[int, Path(ge=1, le=2**31 - 1, description="1, 2, 3… in posting order")]
+
+
+# Roles as dependencies. FastAPI runs a route's dependencies before it validates the route's
+# own path, query and header parameters, and reports those only if every dependency passed:
+# a check in the handler's body came after them, so an analyst asking an auditor's endpoint
+# with a missing or malformed parameter got 422 (which tells how to phrase the request)
+# instead of 403. Here the key's role and, on a series' path, its series come first.
+
+
+def _check(principal: Principal, roles: tuple[str, ...], request: Request) -> Principal:
+    principal.require(*roles)
+    name = request.path_params.get("name")
+    if name is not None:
+        principal.require_series(name)
+    return principal
+
+
+def allowed(*roles: str, standalone: bool = False) -> Callable[..., Awaitable[Principal]]:
+    """A dependency: the caller's key, 403 unless its role is one of ``roles`` (admins pass)
+    and, on a path under ``/v1/series/{name}``, it may reach that series. ``standalone``:
+    authenticated in a short session of its own (:func:`get_principal_standalone`)."""
+    if standalone:
+
+        async def standalone_check(
+            principal: StandalonePrincipalDep, request: Request
+        ) -> Principal:
+            return _check(principal, roles, request)
+
+        return standalone_check
+
+    async def check(principal: PrincipalDep, request: Request) -> Principal:
+        return _check(principal, roles, request)
+
+    return check
+
+
+_READER_ROLES = ("analyst", "auditor", "publisher")
+
+
+async def get_readable(reader: ReaderDep, request: Request) -> tuple[Principal, int | None]:
+    """:func:`get_reader`, refused (403) for a key that may not read the series' releases."""
+    _check(reader[0], _READER_ROLES, request)
+    return reader
+
+
+AdminDep = Annotated[Principal, Depends(allowed("admin"))]
+AuditorDep = Annotated[Principal, Depends(allowed("auditor"))]
+ReadersDep = Annotated[Principal, Depends(allowed(*_READER_ROLES))]
+#: Publishers posting a body: authenticated without holding a session while it streams.
+PublisherDep = Annotated[Principal, Depends(allowed("publisher", standalone=True))]
+ReadableDep = Annotated[tuple[Principal, int | None], Depends(get_readable)]

@@ -10,6 +10,7 @@ start now drops the pids of processes that are gone.
 from __future__ import annotations
 
 import json
+import logging
 import warnings
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -19,6 +20,11 @@ import psutil
 __all__ = ["start_embedded", "stop_embedded", "prune_dead_handles", "libpq_url", "sqlalchemy_url"]
 
 HANDLE_FILE = ".handle_pids.json"
+
+# The library's own records (every command with its output, initdb's ~40 lines) are kept
+# for SERIALPUB_LOG_LEVEL=DEBUG (app.observability); this one line says why a first start
+# takes seconds.
+_log = logging.getLogger("serialpub.embedded")
 
 
 def prune_dead_handles(pgdata: Path) -> list[int]:
@@ -62,6 +68,8 @@ def start_embedded(data_dir: Path, *, cleanup: str | None = "stop") -> str:
         pgdata = (data_dir / "pg").expanduser().resolve()
         if pgdata.is_dir():
             prune_dead_handles(pgdata)
+        if not (pgdata / "PG_VERSION").exists():
+            _log.info("creating the embedded PostgreSQL's data directory %s (initdb)", pgdata)
         server = get_server(pgdata, cleanup_mode=cleanup)
     return sqlalchemy_url(server.get_uri())
 

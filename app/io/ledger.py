@@ -1,14 +1,17 @@
 """The private ledger of a locally published release, as JSON, and the public release read
 back (``serialpub publish-local`` writes them, ``serialpub attack`` reads them).
 
-The ledger is the publisher's secret (which rows are counterfeits, whose row is whose):
-``publish-local`` writes it under ``private/``, apart from the public files, so that a
-directory of releases can be shared without it.
+The ledger is the publisher's secret (which rows are counterfeits, whose row is whose, the
+secret each release's random choices came from): ``publish-local --out DIR`` writes it into
+:func:`default_ledger_dir` (``DIR.private/``, beside ``DIR``, never inside it), so that the
+public folder can be copied, archived or committed without it.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from app.core.model import (
@@ -19,7 +22,24 @@ from app.core.model import (
     make_row,
 )
 
-__all__ = ["ledger_document", "read_ledger", "read_release"]
+__all__ = ["LEDGER_SUFFIX", "default_ledger_dir", "ledger_document", "read_ledger", "read_release"]
+
+#: What ``publish-local`` appends to the public folder's name for its ledgers' folder.
+LEDGER_SUFFIX = ".private"
+
+
+def default_ledger_dir(public: Path) -> Path:
+    """Where the ledgers of the releases in ``public`` go by default: the sibling folder named
+    as private, ``releases/`` -> ``releases.private/``.
+
+    >>> default_ledger_dir(Path("out/releases"))
+    PosixPath('out/releases.private')
+    >>> default_ledger_dir(Path("/srv/b1/")).as_posix()
+    '/srv/b1.private'
+    """
+    if public.name in ("", ".", ".."):  # ".", "a/..": the folder's own name, from its path
+        public = Path(os.path.abspath(public))
+    return public.with_name(public.name + LEDGER_SUFFIX)
 
 
 def ledger_document(release: PublishedRelease, ledger: ReleaseLedger) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from app.errors import Conflict, NotFound, from_core
 from app.io.terms import normalize_private_terms
 from app.methods.registry import get_method
 from app.schemas.series import SeriesCreate, SeriesOut
+from app.settings import SEED_REFUSED
 
 __all__ = [
     "create_series",
@@ -80,12 +81,17 @@ def series_out(series: Series, n_releases: int) -> SeriesOut:
     )
 
 
-async def create_series(session: AsyncSession, body: SeriesCreate) -> Series:
+async def create_series(
+    session: AsyncSession, body: SeriesCreate, *, allow_seed: bool = True
+) -> Series:
+    """Store a new series; ``allow_seed=False`` (production) refuses ``params.seed``."""
     try:
-        get_method(body.method).parse(_method_params(body.params))
+        effective = get_method(body.method).parse(_method_params(body.params))
         parse_audit_settings(body.params.get(AUDIT_PARAM))
     except InvalidParameter as exc:
         raise from_core(exc) from None
+    if not allow_seed and getattr(effective, "seed", None) is not None:
+        raise from_core(InvalidParameter(SEED_REFUSED, {"param": "seed"}))
     try:
         private_terms = normalize_private_terms(body.private_terms, body.private_match)
     except InvalidCorpus as exc:

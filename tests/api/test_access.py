@@ -166,3 +166,37 @@ async def test_a_key_for_a_series_that_does_not_exist_is_refused(
         assert response.json()["error"]["details"] == {"series": "nope"}
     listed = await client.get("/v1/keys", headers=ADMIN)
     assert all(k.get("series") != "nope" for k in listed.json())
+
+
+async def test_a_role_that_may_not_is_403_whatever_the_query(client: httpx.AsyncClient) -> None:
+    """The role and the key's series are checked before the path, query and headers are
+    validated: a key that may not use an operation learns that (403), not how to phrase the
+    request (422)."""
+    await create_series(client)
+    analyst = await create_key(client, "analyst")
+    await create_series(client, name="other")
+    elsewhere = await create_key(client, "analyst", "other")
+    series = "/v1/series/prison-health"
+    refused = [
+        (analyst, "GET", f"{series}/statistics"),  # individual missing
+        (analyst, "GET", f"{series}/statistics?individual="),
+        (analyst, "GET", f"{series}/risk?r_th=0"),
+        (analyst, "GET", f"{series}/releases/0/risk"),
+        (analyst, "HEAD", f"{series}/releases/0/risk"),
+        (analyst, "GET", f"{series}/releases/1/risk/rows?limit=0"),
+        (analyst, "GET", f"{series}/releases/0/cover"),
+        (analyst, "GET", f"{series}/releases/0/ledger"),
+        (analyst, "GET", f"{series}/releases/0/attacks"),
+        (analyst, "POST", f"{series}/releases?label={'x' * 201}"),
+        (analyst, "DELETE", "/v1/keys/not-a-uuid"),
+        (elsewhere, "GET", f"{series}/releases/0"),
+        (elsewhere, "GET", f"{series}/releases/1?format=xml"),
+        (elsewhere, "HEAD", f"{series}/releases/0"),
+    ]
+    for headers, method, url in refused:
+        response = await client.request(method, url, headers=headers)
+        assert response.status_code == 403, (method, url, response.status_code, response.text)
+    # A key that may: the same requests are refused for what they are.
+    auditor = await create_key(client, "auditor")
+    for method, url in [("GET", f"{series}/statistics"), ("GET", f"{series}/releases/0/cover")]:
+        assert (await client.request(method, url, headers=auditor)).status_code == 422

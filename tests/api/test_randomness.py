@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.api.conftest import PAPER_PARAMS, create_key, create_series
+from app.settings import Settings
+from tests.api.conftest import ADMIN, PAPER_PARAMS, create_key, create_series
 from tests.api.paper import body
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
@@ -100,3 +102,45 @@ async def test_a_secret_is_not_a_parameter(client: httpx.AsyncClient) -> None:
     )
     assert response.status_code in (400, 422)
     assert "secret" in response.json()["error"]["message"]
+
+
+@pytest.fixture
+def production(client: httpx.AsyncClient) -> Iterator[Settings]:
+    """The service as ``SERIALPUB_ENV=production`` runs it (the image's setting)."""
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    settings = runtime.settings
+    runtime.settings = settings.model_copy(update={"environment": "production"})
+    try:
+        yield runtime.settings
+    finally:
+        runtime.settings = settings
+
+
+@pytest.mark.parametrize("method", ["sanony", "anony", "wong", "inv"])
+async def test_production_refuses_a_publisher_seed(
+    client: httpx.AsyncClient, production: Settings, method: str
+) -> None:
+    params: dict[str, object] = {"seed": 1} if method in ("wong", "inv") else {"r_th": 2, "seed": 1}
+    response = await client.post(
+        "/v1/series",
+        json={"name": "seeded", "method": method, "private_terms": ["HIV"], "params": params},
+        headers=ADMIN,
+    )
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_parameter" and error["details"] == {"param": "seed"}
+    assert error["message"].startswith("params.seed:") and "production" in error["message"]
+    assert (await client.get("/v1/series/seeded", headers=ADMIN)).status_code == 404
+    # Without the seed, the same series is created.
+    params.pop("seed")
+    created = await create_series(client, name="seeded", method=method, params=params)
+    assert created["warnings"] == []
+
+
+async def test_a_test_deployment_may_allow_a_seed_in_production(
+    client: httpx.AsyncClient, production: Settings
+) -> None:
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    runtime.settings = production.model_copy(update={"allow_publisher_seed": True})
+    created = await create_series(client, name="seeded", params={"r_th": 2, "seed": 1})
+    assert [w["code"] for w in created["warnings"]] == ["publisher_seed"]

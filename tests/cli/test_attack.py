@@ -94,9 +94,15 @@ def test_attack_with_a_background_file(published: Path, tmp_path: Path) -> None:
 def test_attack_needs_the_ledgers(published: Path, tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shutil.copytree(published, shared)
-    shutil.rmtree(shared / "out" / "private")  # a directory of public files only
+    assert not (shared / "out" / "private").exists()  # the public folder holds no ledger
+    shutil.rmtree(shared / "out.private")  # a directory of public files only
     code, _, err = _attack(shared)
     assert code == 2 and "ledger-001.json is missing" in err
+    # Ledgers kept elsewhere are named with --ledger-dir.
+    shutil.copytree(published / "out.private", shared / "vault")
+    code, out, err = _attack(shared, "--selection", "aba", "--ledger-dir", str(shared / "vault"))
+    assert code == 0, err
+    assert len(json.loads(out)["releases"]) == 2
 
 
 def test_a_bad_setting_is_refused(published: Path) -> None:

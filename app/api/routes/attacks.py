@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from app.api.deps import PrincipalDep, ReleaseNo, RuntimeDep, SessionDep, StandalonePrincipalDep
+from app.api.deps import AuditorDep, PublisherDep, ReleaseNo, RuntimeDep, SessionDep
 from app.api.openapi import RELEASE_BODY
 from app.api.routes.releases import upload_limits
 from app.schemas.attacks import AttackReportOut, BackgroundOut
@@ -45,10 +45,8 @@ _BACKGROUND_BODY: dict[str, Any] = {
     responses=error_responses(400, 413, 415, 422),
 )
 async def put_background(
-    name: str, request: Request, runtime: RuntimeDep, principal: StandalonePrincipalDep
+    name: str, request: Request, runtime: RuntimeDep, principal: PublisherDep
 ) -> BackgroundOut:
-    principal.require("publisher")
-    principal.require_series(name)
     async with runtime.db.session() as session:
         series = await get_series(session, name)
     settings = runtime.settings
@@ -75,9 +73,7 @@ async def put_background(
     "when the series had no semantic_audit then",
 )
 async def read_attacks(
-    name: str, release_no: ReleaseNo, principal: PrincipalDep, session: SessionDep
+    name: str, release_no: ReleaseNo, principal: AuditorDep, session: SessionDep
 ) -> AttackReportOut:
-    principal.require("auditor")
-    principal.require_series(name)
     series = await get_series(session, name)
     return await semantic_audit.attack_report(session, series, release_no)

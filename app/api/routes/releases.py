@@ -11,12 +11,12 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from app.api.deps import (
-    PrincipalDep,
-    ReaderDep,
+    PublisherDep,
+    ReadableDep,
+    ReadersDep,
     ReleaseNo,
     RuntimeDep,
     SessionDep,
-    StandalonePrincipalDep,
 )
 from app.api.openapi import RELEASE_BODY
 from app.api.representation import DOCUMENT_RESPONSES, IMMUTABLE, document_response
@@ -80,15 +80,13 @@ async def post_release(
     name: str,
     request: Request,
     runtime: RuntimeDep,
-    principal: StandalonePrincipalDep,
+    principal: PublisherDep,
     wait: bool = False,
     dry_run: bool = False,
     label: Annotated[Text | None, Query(max_length=200)] = None,
     private_terms: Annotated[list[Term] | None, Query()] = None,
     idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
 ) -> Response:
-    principal.require("publisher")
-    principal.require_series(name)
     async with runtime.db.session() as session:
         series = await get_series(session, name)
     settings = runtime.settings
@@ -171,9 +169,8 @@ async def _await_release(
 
 @router.get("", response_model=list[ReleaseListItem], summary="The releases of a series")
 async def list_releases(
-    name: str, principal: PrincipalDep, session: SessionDep
+    name: str, principal: ReadersDep, session: SessionDep
 ) -> list[ReleaseListItem]:
-    _can_read(principal, name)
     return await releases.list_releases(session, await get_series(session, name))
 
 
@@ -203,12 +200,12 @@ async def read_release(
     name: str,
     release_no: ReleaseNo,
     request: Request,
-    reader: ReaderDep,
+    reader: ReadableDep,
     runtime: RuntimeDep,
     format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
-    principal, series_id = reader
-    _can_read(principal, name)  # before any byte is sent, 304s included
+    # ReadableDep checked the key's role and series before any byte is sent, 304s included.
+    _, series_id = reader
     if series_id is None:
         raise NotFound(f"no series {name!r}", {"series": name})
     document = await renderings.release_document(runtime.db, series_id, name, release_no, format)
@@ -222,13 +219,8 @@ async def head_release(
     name: str,
     release_no: ReleaseNo,
     request: Request,
-    reader: ReaderDep,
+    reader: ReadableDep,
     runtime: RuntimeDep,
     format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
     return await read_release(name, release_no, request, reader, runtime, format)
-
-
-def _can_read(principal: Principal, name: str) -> None:
-    principal.require("analyst", "auditor", "publisher")
-    principal.require_series(name)

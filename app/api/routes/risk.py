@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from app.api.deps import PrincipalDep, ReleaseNo, RuntimeDep, SessionDep
+from app.api.deps import AuditorDep, ReleaseNo, RuntimeDep, SessionDep
 from app.api.representation import DOCUMENT_RESPONSES, REVALIDATE, document_response
 from app.schemas.errors import error_responses
 from app.schemas.risk import CoverEntryOut, RiskSummary, RowRiskPage, StatisticsOut
@@ -39,13 +39,12 @@ async def release_risk(
     name: str,
     release_no: ReleaseNo,
     request: Request,
-    principal: PrincipalDep,
+    principal: AuditorDep,
     session: SessionDep,
     runtime: RuntimeDep,
     r_th: RThQuery = None,
 ) -> Response:
-    principal.require("auditor")  # before any byte is sent, 304s included
-    principal.require_series(name)
+    # AuditorDep checked the role and the series before any byte is sent, 304s included.
     series = await get_series(session, name)
     document = await renderings.risk_document(
         session, runtime.db, series, release_no, r_th, principal.sees_private
@@ -62,7 +61,7 @@ async def head_release_risk(
     name: str,
     release_no: ReleaseNo,
     request: Request,
-    principal: PrincipalDep,
+    principal: AuditorDep,
     session: SessionDep,
     runtime: RuntimeDep,
     r_th: RThQuery = None,
@@ -78,14 +77,12 @@ async def head_release_risk(
 async def release_risk_rows(
     name: str,
     release_no: ReleaseNo,
-    principal: PrincipalDep,
+    principal: AuditorDep,
     session: SessionDep,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
     r_th: RThQuery = None,
 ) -> RowRiskPage:
-    principal.require("auditor")
-    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.risk_rows(session, series, release_no, r_th, offset, limit)
 
@@ -96,10 +93,8 @@ async def release_risk_rows(
     summary="Serial risk of every release of the series, as now",
 )
 async def series_risk(
-    name: str, principal: PrincipalDep, session: SessionDep, r_th: RThQuery = None
+    name: str, principal: AuditorDep, session: SessionDep, r_th: RThQuery = None
 ) -> list[RiskSummary]:
-    principal.require("auditor")
-    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.series_risk(session, series, r_th, principal.sees_private)
 
@@ -110,10 +105,8 @@ async def series_risk(
     summary="Overlaps of the release's clusters with every other release",
 )
 async def release_cover(
-    name: str, release_no: ReleaseNo, principal: PrincipalDep, session: SessionDep
+    name: str, release_no: ReleaseNo, principal: AuditorDep, session: SessionDep
 ) -> list[CoverEntryOut]:
-    principal.require("auditor")
-    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.cover(session, series, release_no)
 
@@ -126,11 +119,9 @@ async def release_cover(
 async def statistics(
     name: str,
     individual: Annotated[str, Query(min_length=1, max_length=500)],
-    principal: PrincipalDep,
+    principal: AuditorDep,
     runtime: RuntimeDep,
     session: SessionDep,
 ) -> StatisticsOut:
-    principal.require("auditor")
-    principal.require_series(name)
     series = await get_series(session, name)
     return await risk.statistics(session, series, runtime.secret, individual)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from app.api.body import json_body, request_body
-from app.api.deps import PrincipalDep, SessionDep
+from app.api.deps import AdminDep, PrincipalDep, RuntimeDep, SessionDep
 from app.db.repositories.series import SeriesRepository
 from app.schemas.errors import error_responses
 from app.schemas.series import SeriesCreate, SeriesOut
@@ -23,11 +23,12 @@ router = APIRouter(prefix="/v1/series", tags=["series"], responses=error_respons
     responses=error_responses(400, 409, 413, 415, 422),
 )
 async def create_series(
-    request: Request, principal: PrincipalDep, session: SessionDep
+    request: Request, principal: AdminDep, session: SessionDep, runtime: RuntimeDep
 ) -> SeriesOut:
-    principal.require("admin")
     body = await json_body(request, SeriesCreate)
-    series = await service.create_series(session, body)
+    series = await service.create_series(
+        session, body, allow_seed=runtime.settings.publisher_seed_allowed
+    )
     return service.series_out(series, 0)
 
 
