@@ -1,20 +1,21 @@
-"""Reading public releases as an analyst (issue 19): loaders, estimates with intervals and
-random reconstruction (Sanony paper, Definition 4).
+"""Reading public releases as an analyst: loaders, estimates with the bounds a release
+guarantees, random reconstruction (Sanony paper, Definition 4) and exports.
 
 The package reads public JSON only; it imports neither the API, the services nor the
 database. It needs pandas (``pip install -e '.[analysis]'``).
 """
 
+from app.analysis.bounds import counterfeit_bound, placement_bounds, suppression_bound
 from app.analysis.estimates import (
     Estimate,
-    counterfeit_bound,
     itemset_support,
     prevalence_table,
     supports_table,
-    suppression_bound,
     term_count,
 )
+from app.analysis.placement import placement_moments
 from app.analysis.reader import (
+    GUARANTEES,
     Cluster,
     Release,
     UnsupportedRelease,
@@ -34,6 +35,7 @@ from app.analysis.reconstruct import (
 )
 
 __all__ = [
+    "GUARANTEES",
     "Cluster",
     "Estimate",
     "Release",
@@ -46,6 +48,8 @@ __all__ = [
     "load_release",
     "load_series",
     "parse_release",
+    "placement_bounds",
+    "placement_moments",
     "prevalence_table",
     "private_table",
     "reconstruct",

@@ -1,29 +1,23 @@
 """What an analyst can say from a release: term counts and itemset supports with intervals.
 
-Two things separate a release from the raw snapshot it came from, and both are bounded by
-what the release publishes:
+Every interval (``low``, ``high``) is a bound that holds for the raw snapshot whatever it is,
+given what the release publishes (:mod:`app.analysis.bounds`: counterfeit rows, suppression
+and where copies may sit), not a model's spread:
 
-- **Counterfeit rows.** Each carries at most one copy of a private term s (a row holds a
-  term once), so the true count of s is at least the published copies minus the counterfeit
-  rows (plus the global bag's counterfeit copies, Kanony's ``global_counterfeits``). The
-  count of counterfeit rows is the release-level total every release now publishes
-  (``counterfeit_rows``, issue 19). A release published before it lacks it: the sum of its
-  clusters' ``counterfeits`` is used, which then counted BP and FP1's rows only, so the floor
-  it gives is marked ``counterfeits_complete = False`` (rows the post-condition repair added
-  are not in it and the floor may be too high).
-- **Suppression** (design.md §5, the last resort) removes copies of private terms. The copies a
-  release suppresses are at most ``max_suppression`` (default 1%) of its private copies
-  (``suppression_scope = "release"``), or of the series' copies so far less what earlier
-  releases took (``"series"``, the default), and never less than ``suppression_floor``
-  copies; :func:`suppression_bound` turns that budget into a number from the published
-  copies alone. The true count of s is at most the published copies plus that bound.
+- ``guarantee = "paper"`` (counterfeits possible): both ends hold when the release publishes
+  its count of counterfeit rows (``counterfeits_complete``); the high end rests on its
+  suppression budget (an escalated release has none: its high end is what suppression cannot
+  change, as under ``"true_rows"``).
+- ``guarantee = "true_rows"`` (no counterfeit row; suppression may have lowered counts, never
+  raised them): ``low`` holds. Nothing published bounds the copies suppressed, so ``high``
+  only uses what suppression cannot change (a count is at most the records, a support at
+  most the rows holding X), and ``high_if_unsuppressed`` is the upper end conditional on no
+  copy of the term having been suppressed.
 
-Supports under random placement (Sanony paper, Definition 4): in a cluster ``C*`` of
-``N(C*)`` rows of which ``m`` contain the public itemset X, the ``N(s, C*)`` copies of s sit
-on ``N(s, C*)`` distinct random rows, so the rows holding X and s follow a hypergeometric law
-(mean ``N(s, C*) m / N(C*)``). Clusters are independent; means and variances add up. That
-interval describes the placement's spread, not a guarantee about the raw data: the
-reconstruction is a model. The counterfeit and suppression bounds are added on either side.
+``expected`` and ``sd`` are the model's (:mod:`app.analysis.placement`): what a random
+reconstruction (:func:`app.analysis.reconstruct.reconstruct`) holds on average and its
+spread. The raw data's associations between public and private terms are exactly what a
+release hides, so the truth can lie far from ``expected``; only the bounds are a guarantee.
 """
 
 from __future__ import annotations
@@ -31,12 +25,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import combinations, product
+from itertools import combinations
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from app.analysis.bounds import (
+    DEFAULT_MAX_SUPPRESSION,
+    counterfeit_bound,
+    placement_bounds,
+    suppression_bound,
+)
+from app.analysis.placement import placement_moments
 from app.analysis.reader import Release
 
 __all__ = [
@@ -50,21 +51,34 @@ __all__ = [
     "term_count",
 ]
 
-#: design.md §5's defaults, used when a release does not echo its suppression parameters.
-DEFAULT_MAX_SUPPRESSION = 0.01
-DEFAULT_SUPPRESSION_FLOOR = 3
-DEFAULT_SUPPRESSION_SCOPE = "series"
+#: The supports table's columns, in order (``items`` a tuple of terms).
+SUPPORTS_COLUMNS = [
+    "release_no",
+    "kind",
+    "items",
+    "size",
+    "expected",
+    "sd",
+    "low",
+    "high",
+    "high_if_unsuppressed",
+    "counterfeits",
+    "suppression",
+    "counterfeits_complete",
+    "guarantee",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
-    """An estimate and the interval the release allows.
+    """An estimate and the interval the release guarantees (the module's docstring).
 
     ``expected`` is the point estimate (published copies for a count; the mean under random
     placement for a support), ``sd`` the placement's standard deviation (0 for what is read
-    off the rows), ``low``/``high`` the interval; ``counterfeits`` and ``suppression`` the
-    bounds that widened it, ``counterfeits_complete`` whether the counterfeit count the
-    release publishes is complete (see the module's docstring).
+    off the rows), ``low``/``high`` the bounds on the truth, ``high_if_unsuppressed`` the
+    upper bound if no copy was suppressed; ``counterfeits`` and ``suppression`` the bounds
+    that widened the interval, ``counterfeits_complete`` whether the counterfeit count the
+    release publishes is complete, ``guarantee`` the release's.
     """
 
     expected: float
@@ -75,56 +89,11 @@ class Estimate:
     counterfeits: int
     suppression: float
     counterfeits_complete: bool
+    high_if_unsuppressed: float
+    guarantee: str
 
     def contains(self, value: float) -> bool:
         return self.low <= value <= self.high
-
-
-def counterfeit_bound(release: Release) -> tuple[int, bool]:
-    """The most copies of one private term that counterfeits may add to ``release``, and
-    whether the count is complete: counterfeit rows (a release-level total when published,
-    else the clusters' ``counterfeits``, BP and FP1's only in releases published before
-    issue 19) plus the global bag's counterfeit copies."""
-    if release.counterfeit_rows_total is not None:
-        rows, complete = release.counterfeit_rows_total, True
-    else:
-        rows, complete = sum(c.counterfeits for c in release.clusters), False
-    return rows + release.global_counterfeits, complete
-
-
-def _param(release: Release, name: str, default: float | str) -> float | str:
-    value = release.params.get(name, default)
-    return default if value is None else value
-
-
-def suppression_bound(release: Release) -> float:
-    """The most private copies ``release`` can have suppressed, from its published copies.
-
-    With ``P`` the release's published private copies and ``E`` the earlier releases'
-    (:attr:`Release.earlier_private_copies`), share ``a = max_suppression`` and
-    ``suppression_floor`` f, the budget allows ``supp <= max(f, a (P + supp + E))`` (the
-    copies a release counts before the repair are at most ``P + supp``; the series scope's
-    earlier copies are at most ``E`` plus what the earlier releases suppressed, which the
-    budget takes back), so ``supp <= max(f, a (P + E) / (1 - a))``. ``E = 0`` under
-    ``suppression_scope = "release"``. ``inf`` when the series scope needs ``E`` and the
-    earlier releases were not loaded, when ``a >= 1``, or when the release says it
-    suppressed beyond its budget (``suppression_beyond_budget``, an escalated release).
-    """
-    if release.suppression_beyond_budget:  # an escalated release (issue 20): no bound
-        return math.inf
-    share = float(_param(release, "max_suppression", DEFAULT_MAX_SUPPRESSION))
-    floor = float(_param(release, "suppression_floor", DEFAULT_SUPPRESSION_FLOOR))
-    scope = str(_param(release, "suppression_scope", DEFAULT_SUPPRESSION_SCOPE))
-    if share >= 1:
-        return math.inf
-    if scope == "release" or release.release_no == 1:
-        earlier = 0
-    elif release.earlier_private_copies is None:
-        return math.inf
-    else:
-        earlier = release.earlier_private_copies
-    copies = release.private_copies()
-    return float(max(floor, math.floor(share * (copies + earlier) / (1 - share) + 1e-9)))
 
 
 def term_count(release: Release, term: str) -> Estimate:
@@ -132,35 +101,38 @@ def term_count(release: Release, term: str) -> Estimate:
 
     ``published`` copies (cluster segments plus global bag); the truth is at least
     ``published - counterfeits`` (each counterfeit row or bag counterfeit holds at most one
-    copy) and at most ``published + suppression`` (:func:`suppression_bound`).
+    copy) and at most ``published + suppression`` (:func:`suppression_bound`) and the
+    records (a record holds the term once).
     """
     published = release.published_copies(term)
     counterfeits, complete = counterfeit_bound(release)
     suppressed = suppression_bound(release)
+    low = float(max(0, published - counterfeits))
+    records = float(max(release.records, low))
     return Estimate(
         expected=float(published),
         sd=0.0,
-        low=float(max(0, published - counterfeits)),
-        high=published + suppressed,
+        low=low,
+        high=min(published + suppressed, records),
         published=float(published),
         counterfeits=counterfeits,
         suppression=suppressed,
         counterfeits_complete=complete,
+        high_if_unsuppressed=min(float(published), records),
+        guarantee=release.guarantee,
     )
 
 
 def prevalence_table(releases: Sequence[Release], terms: Iterable[str]) -> pd.DataFrame:
     """Each private term's count and prevalence per release, with their intervals.
 
-    The prevalence divides the count by the true records: at most ``n_rows``, at least
-    ``n_rows`` less the counterfeit rows (so ``low / n_rows`` and ``high / (n_rows -
-    counterfeit rows)``).
+    The prevalence divides by the records, ``n_rows - counterfeit_rows``
+    (:attr:`Release.records`, exact when the release publishes ``counterfeit_rows``).
     """
     records = []
     wanted = list(terms)
     for release in releases:
-        rows, _ = counterfeit_bound(release)
-        fewest = max(1, release.n_rows - (rows - release.global_counterfeits))
+        n = max(1, release.records)
         for s in wanted:
             e = term_count(release, s)
             records.append(
@@ -171,10 +143,11 @@ def prevalence_table(releases: Sequence[Release], terms: Iterable[str]) -> pd.Da
                     e.expected,
                     e.low,
                     e.high,
-                    e.expected / max(1, release.n_rows),
-                    e.low / max(1, release.n_rows),
-                    min(1.0, e.high / fewest),
+                    e.expected / n,
+                    e.low / n,
+                    min(1.0, e.high / n),
                     e.counterfeits_complete,
+                    e.guarantee,
                 )
             )
     return pd.DataFrame.from_records(
@@ -190,98 +163,91 @@ def prevalence_table(releases: Sequence[Release], terms: Iterable[str]) -> pd.Da
             "prevalence_low",
             "prevalence_high",
             "counterfeits_complete",
+            "guarantee",
         ],
     )
 
 
+def _read_off_rows(release: Release, with_x: int) -> Estimate:
+    """A public itemset's support: ``with_x`` published rows, of which at most the
+    counterfeit rows are not records."""
+    counterfeits, complete = counterfeit_bound(release)
+    rows = counterfeits - release.global_counterfeits
+    return Estimate(
+        expected=float(with_x),
+        sd=0.0,
+        low=float(max(0, with_x - rows)),
+        high=float(with_x),
+        published=float(with_x),
+        counterfeits=rows,
+        suppression=0.0,
+        counterfeits_complete=complete,
+        high_if_unsuppressed=float(with_x),
+        guarantee=release.guarantee,
+    )
+
+
 def itemset_support(
-    release: Release,
-    public_terms: Iterable[str],
-    private_term: str | None = None,
-    *,
-    z: float = 1.96,
+    release: Release, public_terms: Iterable[str], private_term: str | None = None
 ) -> Estimate:
     """The support (records) of public itemset X, optionally with one private term s.
 
     Without s the support is read off the rows: ``published`` rows contain X, of which at
-    most ``counterfeits`` are counterfeit rows. With s it is the expected support under
-    random placement within clusters (Definition 4; hypergeometric per cluster) with the
-    interval ``mean -/+ z sd``, widened by the counterfeit bound below and the suppression
-    bound above, and clipped to what the counts allow (at most the support of X and the
-    count of s).
+    most the counterfeit rows are not records. With s, ``expected``/``sd`` are the mean and
+    spread under random placement (:mod:`app.analysis.placement`) and ``low``/``high`` the
+    bounds of :func:`app.analysis.bounds.placement_bounds` on the published copies, widened
+    by the counterfeits below and the suppression bound above, and at most the support of X
+    and the count of s.
     """
     itemset = frozenset(public_terms)
-    counterfeits, complete = counterfeit_bound(release)
-    row_counterfeits = counterfeits - release.global_counterfeits
-    mean = variance = 0.0
-    with_x = 0
-    for cluster in release.clusters:
-        n = cluster.size
-        m = cluster.rows_with(itemset)
-        with_x += m
-        if private_term is None or n == 0:
-            continue
-        k = cluster.n_s(private_term)
-        mean += k * m / n
-        if n > 1:
-            variance += k * (m / n) * (1 - m / n) * (n - k) / (n - 1)
+    clusters = release.clusters
+    with_x = np.array([c.rows_with(itemset) for c in clusters], dtype=float)
     if private_term is None:
-        return Estimate(
-            expected=float(with_x),
-            sd=0.0,
-            low=float(max(0, with_x - row_counterfeits)),
-            high=float(with_x),
-            published=float(with_x),
-            counterfeits=row_counterfeits,
-            suppression=0.0,
-            counterfeits_complete=complete,
-        )
-    return _placement_estimate(
-        release, mean, math.sqrt(variance), with_x, term_count(release, private_term), z
-    )
-
-
-def _placement_estimate(
-    release: Release, mean: float, sd: float, with_x: int, count: Estimate, z: float
-) -> Estimate:
-    """The interval of a support under random placement: ``mean -/+ z sd``, widened by the
-    counterfeits below and suppression above, clipped to the support of X and the count."""
-    counterfeits, complete = counterfeit_bound(release)
-    suppressed = count.suppression
-    high = min(mean + z * sd + suppressed, float(with_x), count.high)
-    low = min(max(0.0, mean - z * sd - counterfeits), high)
-    return Estimate(
-        expected=mean,
-        sd=sd,
-        low=low,
-        high=high,
-        published=mean,
-        counterfeits=counterfeits,
-        suppression=suppressed,
-        counterfeits_complete=complete,
-    )
-
-
-def _pair_moments(
-    release: Release, public: Sequence[str], private: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and sd of the support of every (public term, private term) pair under random
-    placement, as :func:`itemset_support` computes them one by one, as matrices.
-
-    With ``P[c, t] = m / N(C*)`` and ``K[c, s] = N(s, C*)``: mean ``P^T K`` and variance
-    ``(P (1 - P))^T W`` where ``W = K (N - K) / (N - 1)`` (0 for a cluster of one row).
-    """
-    clusters = [c for c in release.clusters if c.size > 0]
+        return _read_off_rows(release, int(with_x.sum()))
+    s = private_term
     sizes = np.array([c.size for c in clusters], dtype=float)
-    m = np.array([[len(c.index.get(t, ())) for t in public] for c in clusters], dtype=float)
-    k = np.array([[c.n_s(s) for s in private] for c in clusters], dtype=float)
-    p = m / sizes[:, None]
-    w = np.where(
-        sizes[:, None] > 1, k * (sizes[:, None] - k) / np.maximum(sizes[:, None] - 1, 1), 0.0
+    mean, sd = placement_moments(
+        sizes,
+        with_x[:, None],
+        np.array([[c.n_s(s)] for c in clusters], dtype=float).reshape(-1, 1),
+        np.array([release.unplaced_copies(s)]),
     )
-    means = p.T @ k
-    variances = (p * (1 - p)).T @ w
-    return means, np.sqrt(np.maximum(variances, 0.0))
+    support = float(with_x.sum())
+    low, high = placement_bounds(release.n_rows, support, release.published_copies(s))
+    return _pair_estimate(
+        release,
+        (float(mean[0, 0]), float(sd[0, 0])),
+        (float(low), float(high)),
+        support,
+        term_count(release, s),
+    )
+
+
+def _pair_estimate(
+    release: Release,
+    moments: tuple[float, float],
+    placed: tuple[float, float],
+    with_x: float,
+    count: Estimate,
+) -> Estimate:
+    """The interval of a support with a private term: the placement bounds ``placed``,
+    less the counterfeits below, plus the suppression above, at most the support of X and
+    the count of s."""
+    counterfeits, complete = counterfeit_bound(release)
+    fewest, most = placed
+    high = min(most + count.suppression, with_x, count.high)
+    return Estimate(
+        expected=moments[0],
+        sd=moments[1],
+        low=min(max(0.0, fewest - counterfeits), high),
+        high=high,
+        published=moments[0],
+        counterfeits=counterfeits,
+        suppression=count.suppression,
+        counterfeits_complete=complete,
+        high_if_unsuppressed=min(most, with_x, count.high),
+        guarantee=release.guarantee,
+    )
 
 
 def _co_occurrences(release: Release, terms: Sequence[str]) -> np.ndarray:
@@ -300,43 +266,81 @@ def _co_occurrences(release: Release, terms: Sequence[str]) -> np.ndarray:
     return np.asarray((incidence.T @ incidence).todense())
 
 
+def _line(release: Release, items: Sequence[str], kind: str, e: Estimate) -> tuple[object, ...]:
+    return (
+        release.release_no,
+        kind,
+        tuple(items),
+        len(items),
+        round(e.expected, 4),
+        round(e.sd, 4),
+        round(e.low, 4),
+        e.high if math.isinf(e.high) else round(e.high, 4),
+        round(e.high_if_unsuppressed, 4),
+        e.counterfeits,
+        e.suppression,
+        e.counterfeits_complete,
+        e.guarantee,
+    )
+
+
+def _private_pairs(
+    release: Release, frequent: Sequence[str], private: Sequence[str], threshold: float
+) -> list[tuple[object, ...]]:
+    """The table's lines of (public term, private term) pairs whose expected support
+    reaches ``threshold``: :func:`itemset_support`'s figures, as matrices."""
+    clusters = [c for c in release.clusters if c.size > 0]
+    sizes = np.array([c.size for c in clusters], dtype=float)
+    with_x = np.array([[len(c.index.get(t, ())) for t in frequent] for c in clusters], float)
+    placed = np.array([[c.n_s(s) for s in private] for c in clusters], dtype=float)
+    unplaced = np.array([release.unplaced_copies(s) for s in private], dtype=float)
+    means, sds = placement_moments(sizes, with_x, placed, unplaced)
+    support = with_x.sum(axis=0)
+    lines: list[tuple[int, int, tuple[object, ...]]] = []
+    for j, s in enumerate(private):
+        count = term_count(release, s)
+        for i in np.flatnonzero(means[:, j] >= threshold).tolist():
+            low, high = placement_bounds(release.n_rows, support[i], count.published)
+            estimate = _pair_estimate(
+                release,
+                (float(means[i, j]), float(sds[i, j])),
+                (float(low), float(high)),
+                float(support[i]),
+                count,
+            )
+            lines.append((i, j, _line(release, (frequent[i], s), "public+private", estimate)))
+    return [line for *_, line in sorted(lines, key=lambda entry: entry[:2])]
+
+
+def _public_pairs(
+    release: Release, frequent: Sequence[str], threshold: float
+) -> list[tuple[object, ...]]:
+    together = _co_occurrences(release, frequent)
+    lines = []
+    for i, j in combinations(range(len(frequent)), 2):
+        n = int(together[i, j])
+        if n >= threshold:
+            estimate = _read_off_rows(release, n)
+            lines.append(_line(release, (frequent[i], frequent[j]), "public+public", estimate))
+    return lines
+
+
 def supports_table(
-    releases: Sequence[Release],
-    *,
-    min_support: float = 1.0,
-    pairs: str = "private",
-    z: float = 1.96,
+    releases: Sequence[Release], *, min_support: float = 1.0, pairs: str = "private"
 ) -> pd.DataFrame:
     """Expected supports of terms and pairs, one line each, per release.
 
     Every private term (its count, :func:`term_count`) and every public term whose support
-    reaches ``min_support`` (records; below 1, a share of the release's rows); ``pairs``
-    adds pairs whose expected support reaches it: ``private`` (public x private), ``public``
-    (public x public), ``all`` (both) or ``none``.
+    reaches ``min_support`` (records; below 1, a share of the release's records,
+    :attr:`Release.records`); ``pairs`` adds pairs whose expected support reaches it:
+    ``private`` (public x private), ``public`` (public x public), ``all`` (both) or
+    ``none``. ``items`` holds each line's terms as a tuple (a term may hold spaces).
     """
     if pairs not in ("private", "public", "all", "none"):
         raise ValueError(f"pairs must be private, public, all or none, not {pairs!r}")
-    records: list[tuple[object, ...]] = []
-
-    def add(release: Release, items: Sequence[str], kind: str, estimate: Estimate) -> None:
-        records.append(
-            (
-                release.release_no,
-                kind,
-                " ".join(items),
-                len(items),
-                round(estimate.expected, 4),
-                round(estimate.sd, 4),
-                round(estimate.low, 4),
-                estimate.high if math.isinf(estimate.high) else round(estimate.high, 4),
-                estimate.counterfeits,
-                estimate.suppression,
-                estimate.counterfeits_complete,
-            )
-        )
-
+    lines: list[tuple[object, ...]] = []
     for release in releases:
-        threshold = min_support if min_support >= 1 else min_support * release.n_rows
+        threshold = min_support if min_support >= 1 else min_support * release.records
         private = sorted(release.private_terms)
         public_counts: dict[str, int] = {}
         for cluster in release.clusters:
@@ -344,55 +348,13 @@ def supports_table(
                 for t in row:
                     public_counts[t] = public_counts.get(t, 0) + 1
         frequent = sorted(t for t, n in public_counts.items() if n >= threshold)
-        for s in private:
-            add(release, [s], "private", term_count(release, s))
-        for t in frequent:
-            add(release, [t], "public", itemset_support(release, [t]))
+        lines.extend(_line(release, [s], "private", term_count(release, s)) for s in private)
+        lines.extend(
+            _line(release, [t], "public", _read_off_rows(release, public_counts[t]))
+            for t in frequent
+        )
         if pairs in ("private", "all") and frequent and private:
-            means, sds = _pair_moments(release, frequent, private)
-            counts = {s: term_count(release, s) for s in private}
-            for (i, t), (j, s) in product(enumerate(frequent), enumerate(private)):
-                if means[i, j] >= threshold:
-                    estimate = _placement_estimate(
-                        release,
-                        float(means[i, j]),
-                        float(sds[i, j]),
-                        public_counts[t],
-                        counts[s],
-                        z,
-                    )
-                    add(release, [t, s], "public+private", estimate)
+            lines.extend(_private_pairs(release, frequent, private, threshold))
         if pairs in ("public", "all") and len(frequent) > 1:
-            together = _co_occurrences(release, frequent)
-            counterfeits, complete = counterfeit_bound(release)
-            row_counterfeits = counterfeits - release.global_counterfeits
-            for i, j in combinations(range(len(frequent)), 2):
-                n = int(together[i, j])
-                if n >= threshold:
-                    estimate = Estimate(
-                        expected=float(n),
-                        sd=0.0,
-                        low=float(max(0, n - row_counterfeits)),
-                        high=float(n),
-                        published=float(n),
-                        counterfeits=row_counterfeits,
-                        suppression=0.0,
-                        counterfeits_complete=complete,
-                    )
-                    add(release, [frequent[i], frequent[j]], "public+public", estimate)
-    return pd.DataFrame.from_records(
-        records,
-        columns=[
-            "release_no",
-            "kind",
-            "itemset",
-            "size",
-            "expected",
-            "sd",
-            "low",
-            "high",
-            "counterfeits",
-            "suppression",
-            "counterfeits_complete",
-        ],
-    )
+            lines.extend(_public_pairs(release, frequent, threshold))
+    return pd.DataFrame.from_records(lines, columns=SUPPORTS_COLUMNS)

@@ -8,6 +8,13 @@ segment) and ``global_share`` (``N(s, C_ol) = J_s(C)``, its estimated share of t
 bag). ``N(s, C*) = N(s, C_c) + N(s, C_ol)`` copies of s belong to the ``N(C*)`` rows of the
 cluster, at most one a row (Sanony paper, Definition 4).
 
+A release says what its counts may differ from the raw data by in ``guarantee``
+(:data:`GUARANTEES`): ``"paper"`` (the Sanony paper's mechanism: counterfeit rows, each
+counted in ``counterfeit_rows``, and suppression within a published budget) or
+``"true_rows"`` (no counterfeit row: every published row is a record; suppression may have
+removed copies of private terms, so a published count is at most the true one, never above).
+A release without the field is ``"paper"``.
+
 Only row-publishing methods are read. Disassociation publishes chunks, not rows: its
 releases are refused with :class:`UnsupportedRelease`.
 
@@ -26,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 __all__ = [
+    "GUARANTEES",
     "Cluster",
     "Release",
     "UnsupportedRelease",
@@ -42,6 +50,9 @@ __all__ = [
 #: (every release publishes ``counterfeit_rows`` since issue 19; before it, the per-cluster
 #: ``counterfeits`` counted only BP and FP1's rows).
 RELEASE_COUNTERFEIT_FIELDS = ("counterfeit_rows", "counterfeits_total", "counterfeits")
+
+#: The values of a release's ``guarantee`` (the module's docstring); the first is the default.
+GUARANTEES = ("paper", "true_rows")
 
 _RELEASE_FILE = re.compile(r"release-(\d+)\.json$")
 _SERIES_URL = re.compile(r"^(https?://.*?)/v1/series/([^/]+)(?:/releases(?:/(\d+))?)?/?$")
@@ -118,6 +129,8 @@ class Release:
     #: :func:`load_series` when it holds every earlier release; ``None``: unknown). The
     #: suppression budget over the series (``suppression_scope = "series"``) depends on it.
     earlier_private_copies: int | None = None
+    #: What the counts may differ from the raw data by (:data:`GUARANTEES`).
+    guarantee: str = "paper"
     extra: Mapping[str, Any] = field(default_factory=dict)
     #: Private term -> published copies (cluster segments plus global bag), built once.
     copies: Mapping[str, int] = field(init=False, repr=False, compare=False)
@@ -135,6 +148,20 @@ class Release:
         return sum(c.size for c in self.clusters)
 
     @property
+    def counterfeit_rows(self) -> int:
+        """Counterfeit rows: the release-level total when published, else the clusters'
+        ``counterfeits`` (then BP and FP1's only, a floor)."""
+        if self.counterfeit_rows_total is not None:
+            return self.counterfeit_rows_total
+        return sum(c.counterfeits for c in self.clusters)
+
+    @property
+    def records(self) -> int:
+        """The raw snapshot's records, ``n_rows - counterfeit_rows``: exact when the release
+        publishes ``counterfeit_rows``, else at most that. Shares of the data divide by it."""
+        return self.n_rows - self.counterfeit_rows
+
+    @property
     def private_terms(self) -> set[str]:
         """Every private term the release publishes a copy or a rate of."""
         names: set[str] = set(self.population_rates) | set(self.global_bag)
@@ -149,6 +176,13 @@ class Release:
     def private_copies(self) -> int:
         """All published private copies of the release."""
         return sum(self.copies.values())
+
+    def unplaced_copies(self, term: str) -> int:
+        """Published copies of ``term`` that no cluster's ``N(s, C*)`` holds: the global bag
+        less the clusters' shares (formula 3 rounds a share of a bag spread thin to 0, so
+        this can be most of the bag)."""
+        placed = sum(c.n_s(term) for c in self.clusters)
+        return max(0, self.published_copies(term) - placed)
 
 
 def _int(value: Any, what: str) -> int:
@@ -216,8 +250,15 @@ def parse_release(document: Mapping[str, Any]) -> Release:
         "global_counterfeits",
         "clusters",
         "suppression_beyond_budget",
+        "guarantee",
         *RELEASE_COUNTERFEIT_FIELDS,
     }
+    guarantee = document.get("guarantee")
+    guarantee = GUARANTEES[0] if guarantee is None else guarantee
+    if guarantee not in GUARANTEES:
+        raise UnsupportedRelease(
+            f"guarantee is {guarantee!r}; this reader knows {', '.join(map(repr, GUARANTEES))}"
+        )
     label = document.get("label")
     return Release(
         series=str(document.get("series", "")),
@@ -233,6 +274,7 @@ def parse_release(document: Mapping[str, Any]) -> Release:
         clusters=tuple(clusters),
         counterfeit_rows_total=total,
         suppression_beyond_budget=bool(document.get("suppression_beyond_budget", False)),
+        guarantee=str(guarantee),
         extra={k: v for k, v in document.items() if k not in known},
     )
 

@@ -8,9 +8,13 @@ distinct rows picked at random receive s. Averages over reconstructions estimate
 release says about the raw data (association rules, co-occurrences); one reconstruction
 is one plausible dataset, not the raw one.
 
-The global bag's copies enter through the clusters' ``global_share`` (formula 3, rounded):
-the few copies the rounding leaves over (:func:`app.analysis.reader.global_bag_table`)
-are not placed, as Definition 4 places only ``N(s, C*)``.
+The global bag's copies enter Definition 4 through the clusters' ``global_share`` (formula 3,
+rounded). A bag spread thin over many clusters rounds to a share of 0 in each, so those shares
+can place almost none of it (most of the private copies of a release, on BMS-WebView series).
+A reconstruction places the rest as well (:meth:`app.analysis.reader.Release.unplaced_copies`):
+each goes to a distinct random row of the release that holds no copy of s yet, so a
+reconstruction holds every published copy. :mod:`app.analysis.placement` gives the same
+model's moments in closed form.
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ import pandas as pd
 
 from app.analysis.reader import Cluster, Release
 
-__all__ = ["basket_frame", "reconstruct", "reconstruct_cluster", "reconstruct_series"]
+__all__ = [
+    "basket_frame",
+    "basket_table",
+    "reconstruct",
+    "reconstruct_cluster",
+    "reconstruct_series",
+]
 
 
 def reconstruct_cluster(cluster: Cluster, rng: random.Random) -> list[list[str]]:
@@ -41,18 +51,45 @@ def reconstruct(release: Release, seed: int) -> list[list[str]]:
 
     The same ``seed`` gives the same baskets (each cluster's draw is seeded by the seed,
     the release number and the cluster id, so a cluster's draw does not depend on the
-    others').
+    others'; the bag's unplaced copies have a draw of their own, after the clusters').
     """
     baskets: list[list[str]] = []
     for cluster in release.clusters:
         rng = random.Random(f"{seed}:{release.release_no}:{cluster.cluster_id}")
         baskets.extend(reconstruct_cluster(cluster, rng))
+    _place_unplaced(release, baskets, random.Random(f"{seed}:{release.release_no}:bag"))
     return baskets
+
+
+def _place_unplaced(release: Release, baskets: list[list[str]], rng: random.Random) -> None:
+    """Give each of the bag's unplaced copies of s to a distinct random basket without s
+    (every basket without s when there are fewer of them than copies)."""
+    for s in sorted(release.global_bag):
+        left = release.unplaced_copies(s)
+        if not left:
+            continue
+        free = [i for i, basket in enumerate(baskets) if s not in basket]
+        for i in rng.sample(free, min(left, len(free))):
+            baskets[i].append(s)
 
 
 def reconstruct_series(releases: Sequence[Release], seed: int) -> dict[int, list[list[str]]]:
     """A reconstruction of every release, by release number."""
     return {r.release_no: reconstruct(r, seed) for r in releases}
+
+
+def basket_table(releases: Iterable[Release], seed: int) -> pd.DataFrame:
+    """A reconstruction of every release, one line per published row: ``release_no,
+    cluster_id, row, items`` (``row`` the row's position in its cluster, as
+    :func:`app.analysis.reader.rows_table` numbers it; ``items`` its terms as a tuple: a
+    term may hold spaces, a row may hold none)."""
+    records = []
+    for release in releases:
+        baskets = iter(reconstruct(release, seed))
+        for cluster in release.clusters:
+            for i in range(cluster.size):
+                records.append((release.release_no, cluster.cluster_id, i, tuple(next(baskets))))
+    return pd.DataFrame.from_records(records, columns=["release_no", "cluster_id", "row", "items"])
 
 
 def basket_frame(baskets: Iterable[Sequence[str]]) -> pd.DataFrame:

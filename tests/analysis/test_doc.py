@@ -49,6 +49,8 @@ def test_the_doc_runs_word_for_word(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             with contextlib.redirect_stdout(io.StringIO()):
                 exec(compile(body, str(DOC), "exec"), namespace)  # noqa: S102 - the doc's code
             ran["python"] += 1
-    assert ran == {"sh": 3, "python": 4}
+    assert ran == {"sh": 4, "python": 4}
+    assert (tmp_path / "baskets-2022.csv").read_text().count("\n") == 41  # a header, 40 rows
     assert (tmp_path / "baskets-2022.dat").read_text().count("\n") == 40
+    assert (tmp_path / "items-2022.csv").read_text().startswith("item,term\n")
     assert "herpes" in (tmp_path / "supports.csv").read_text()

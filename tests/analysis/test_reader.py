@@ -57,6 +57,26 @@ def test_a_release_level_counterfeit_total_is_read() -> None:
     assert release.counterfeit_rows_total == 4
 
 
+def test_the_guarantee_is_read_and_paper_when_absent() -> None:
+    assert parse_release(release_doc()).guarantee == "paper"
+    assert parse_release(release_doc(guarantee=None)).guarantee == "paper"
+    assert parse_release(release_doc(guarantee="true_rows")).guarantee == "true_rows"
+    assert "guarantee" not in parse_release(release_doc(guarantee="true_rows")).extra
+    with pytest.raises(UnsupportedRelease, match="guarantee is 'exact'.*'paper', 'true_rows'"):
+        parse_release(release_doc(guarantee="exact"))
+
+
+def test_the_records_are_the_rows_less_the_counterfeit_rows() -> None:
+    assert parse_release(release_doc(counterfeit_rows=1)).records == 5
+    # without the release's total, the clusters' counterfeits (a floor): at most 5 records
+    assert parse_release(release_doc()).counterfeit_rows == 1
+
+
+def test_the_bag_s_copies_no_share_places() -> None:
+    release = parse_release(release_doc())  # HIV: bag 2, c1's share 1
+    assert release.unplaced_copies("HIV") == 1 and release.unplaced_copies("flu") == 0
+
+
 def test_disassociation_chunks_are_refused_with_a_clear_error() -> None:
     doc = {
         "series": "d",
