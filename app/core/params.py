@@ -29,7 +29,7 @@ __all__ = [
 #: that a typo is not ignored.
 COMMON = ("r_th", "cluster_size", "seed")
 #: Sanony's own: which guarantee, and what the default one withholds (design.md §5.8).
-GUARANTEE = ("guarantee", "min_copies", "reserve")
+GUARANTEE = ("guarantee", "min_copies", "reserve", "max_generalised")
 SERIAL = (
     "anony_r_th",
     "max_repair_rounds",
@@ -69,7 +69,10 @@ class PublishParams:
     likely to vanish later, which lifts the earlier release's rows) and ``reserve`` the
     share of ``r_th`` the new release's own rows keep free where a safe count allows it
     (their risk at most ``r_th / reserve``, so that a later release whose count falls has room
-    to lift them); ``anony_r_th`` the threshold Sanony's Anony step
+    to lift them), and ``max_generalised`` the share of the new release's rows whose public
+    terms may be suppressed to take them out of an earlier release's overlap when a term's
+    count fell too far under that release's (design.md §5.8, "When a term is pinned");
+    ``anony_r_th`` the threshold Sanony's Anony step
     sanitises to (``None``: ``ANONY_HEADROOM * r_th``, at least 1; lower keeps more copies in
     the global bag, so overlaps have less to reveal and fewer counterfeits are needed);
     ``backward`` BP on the pairs whose rows the new release puts over ``r_th``
@@ -120,6 +123,7 @@ class PublishParams:
     guarantee: str = "true_rows"
     min_copies: int = 5
     reserve: float = 2.0
+    max_generalised: float = 0.25
     anony_r_th: float | None = None
     backward: str = "where_needed"
     global_lift: str = "least"
@@ -246,6 +250,7 @@ def _validate(p: PublishParams) -> None:
     _check("guarantee", p.guarantee in GUARANTEES, "must be 'true_rows' or 'paper'")
     _check("min_copies", 0 <= p.min_copies <= 10**6, "must be between 0 and 1000000")
     _check("reserve", 1 <= p.reserve <= 1000, "must be between 1 and 1000")
+    _check("max_generalised", 0 <= p.max_generalised <= 1, "must be between 0 and 1")
     _check(
         "anony_r_th",
         p.anony_r_th is None or 1 <= p.anony_r_th <= p.r_th,

@@ -56,7 +56,7 @@ def holding_and_copy_free(
         known, new = list(groups), []
     copy_free = _clusters(known, groups, lineage_of, size)
     holding = _clusters(new, groups, {}, size)
-    if copy_free and sum(map(len, copy_free)) < size:
+    if copy_free and holding and sum(map(len, copy_free)) < size:
         # Too few known rows for a cluster of their own: they join a holding cluster, which
         # then holds nothing (a known set beside new ones would be read by its overlaps).
         copy_free = [holding.pop(0) + copy_free[0]]

@@ -24,6 +24,7 @@ whole release) and the publication is refused, naming the term, the releases and
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -94,8 +95,12 @@ def publish_true_rows(
                     sorted(pinned.pinned),
                     params.r_th,
                 )
-            if not found:
-                raise _refusal(history.next_release_no, params.r_th, pinned, steps) from None
+            budget = int(params.max_generalised * len(corpus))
+            if not found or len(found) > budget:
+                needed = None if not found else len(found) / max(len(corpus), 1)
+                raise _refusal(
+                    history.next_release_no, params.r_th, pinned, steps, needed
+                ) from None
             steps.append(
                 {
                     "step": "decoupling",
@@ -282,20 +287,32 @@ def _stuck_step(merge: int, stuck: Stuck) -> dict[str, object]:
 
 
 def _refusal(
-    release_no: int, r_th: float, pinned: _Pinned, steps: list[dict[str, object]]
+    release_no: int,
+    r_th: float,
+    pinned: _Pinned,
+    steps: list[dict[str, object]],
+    generalised: float | None,
 ) -> PublicationFailed:
+    """``generalised``: the share of the release's rows decoupling would generalise to publish
+    it, when more than ``max_generalised`` (``None``: no decoupling publishes it)."""
     worst = max(pinned.worst.values(), default=r_th)
     terms = sorted(pinned.pinned)
+    budget = (
+        ""
+        if generalised is None
+        else f", or max_generalised >= {math.ceil(generalised * 1000) / 1000:g}"
+    )
     return PublicationFailed(
         f"release {release_no} cannot be published without counterfeits at r_th = {r_th:g}: "
         f"the count of {', '.join(repr(s) for s in terms)} fell so far below an earlier "
         "release's that the earlier release's rows outside the overlap would exceed r_th "
         f"whatever this release publishes (worst serial risk {worst:.4g}); nothing was stored; "
-        f"r_th >= {worst:.4g} would publish it, or guarantee 'paper' (counterfeits)",
+        f"r_th >= {worst:.4g}{budget} would publish it",
         {
             "terms": terms,
             "release_no": release_no,
             "smallest_r_th": round(worst, 4),
+            "max_generalised_needed": None if generalised is None else round(generalised, 4),
             "worst_by_term": {s: round(v, 4) for s, v in sorted(pinned.worst.items())},
             "compositions": {"global": len(terms)},
             "escalation": {"steps": steps},
