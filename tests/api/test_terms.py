@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.api.conftest import ADMIN, create_key, create_series
+from tests.api.conftest import ADMIN, create_key, create_series, wait_job
 from tests.api.test_bad_input import _stored
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
@@ -198,6 +198,35 @@ async def test_look_alike_spellings_are_private_and_every_one_is_told(
     }
     (absent,) = [w for w in warnings if w["code"] == "private_term_not_in_snapshot"]
     assert (absent["term"], absent["nearest"], absent["similarity"]) == ("canser", "cancer", "0.83")
+
+
+async def test_every_warning_about_terms_reaches_the_publisher(client: httpx.AsyncClient) -> None:
+    """Under exact, ``hiv`` and ``ＨＩＶ`` were published in clear and only the auditors'
+    report said so: the 202, the job's warnings and the 201 were silent."""
+    response = await client.post(
+        "/v1/series",
+        headers=ADMIN,
+        json={
+            "name": "x",
+            "private_terms": ["HIV"],
+            "private_match": "exact",
+            "params": {"r_th": 2, "cluster_size": 2, "seed": 7},
+        },
+    )
+    assert response.status_code == 201, response.text
+    publisher = {**await create_key(client, "publisher", "x"), "Content-Type": "text/plain"}
+    body = "theft hiv\narson HIV\ntheft arson\nfraud ＨＩＶ\n".encode() * 3
+    told = {("hiv", "HIV", "public"), ("ＨＩＶ", "HIV", "public")}
+    queued = await client.post(URL.format("x"), content=body, headers=publisher)
+    assert queued.status_code == 202, queued.text
+    assert _folds(queued.json()["warnings"]) == told
+    job = await wait_job(client, queued.json()["id"], publisher)
+    assert job["status"] == "succeeded", job
+    assert _folds(job["warnings"]) == told
+    waited = await client.post(f"{URL.format('x')}?wait=true", content=body, headers=publisher)
+    assert waited.status_code == 201, waited.text
+    assert _folds(waited.json()["warnings"]) == told
+    assert _folds(waited.json()["job"]["warnings"]) == told
 
 
 def _case_variant(term: str) -> st.SearchStrategy[str]:
