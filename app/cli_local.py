@@ -3,17 +3,23 @@
     serialpub publish-local y1.dat y2.dat y3.dat --private HIV,cancer --params '{"r_th": 2}' \\
         --out releases/
 
-Each corpus is a FIMI text file (one transaction a line, terms separated by white space) or
-a JSON file (a list of transactions, ``{"terms": [...], "individual"?, "cluster"?}``). Each
-release is written as the public JSON of docs/api.md (``release-001.json``, ...); ``risk.json``
-holds the serial risk of every release once the whole series is out, and ``report.json``
-what each publication did (counterfeits by phase, timings). The ledgers (counterfeit rows,
-individuals, and the secret each release's random choices were drawn from, ``randomness``)
-go to ``--ledger-dir``, by default ``releases.private/`` beside ``releases/``, never inside
-it (:mod:`app.cli_folders`): keep them, never publish them; ``serialpub verify --ledger`` and
-``serialpub attack`` read them there. Both folders must be empty (``--replace`` empties them
-first). A ``seed`` in ``--params`` makes every random choice follow from it (tests,
-benchmarks): a warning says so, the public files never print it, and production refuses it.
+Each corpus is read as the service reads a posted body, by the same code: a FIMI text file
+(``.dat``, ``.fimi``: one transaction a line, terms separated by white space), a CSV file
+(``.csv``: a header with ``terms``, terms separated by ``;``, and optionally ``individual`` and
+``cluster``) or a JSON file (``.json``: the body of ``POST .../releases``, or its list of
+transactions alone); ``--format`` names the format of files whose extension does not. Terms are
+validated and private terms matched as the service does (``--private-match``, ``casefold`` by
+default), and the warnings about terms are printed with each release. ``--private-file`` holds
+one private term a line. Each release is written as the public JSON of docs/api.md
+(``release-001.json``, ...); ``risk.json`` holds the serial risk of every release once the
+whole series is out, and ``report.json`` what each publication did (counterfeits by phase,
+timings, warnings). The ledgers (counterfeit rows, individuals, and the secret each release's
+random choices were drawn from, ``randomness``) go to ``--ledger-dir``, by default
+``releases.private/`` beside ``releases/``, never inside it (:mod:`app.cli_folders`): keep
+them, never publish them; ``serialpub verify --ledger`` and ``serialpub attack`` read them
+there. Both folders must be empty (``--replace`` empties them first). A ``seed`` in
+``--params`` makes every random choice follow from it (tests, benchmarks): a warning says so,
+the public files never print it, and production refuses it.
 
 The exit status is ``verify``'s on the same folder: 1 when a row of the series is over
 ``r_th`` (a method that makes no serial claim, such as ``anony``, says so), else 0.
@@ -29,19 +35,25 @@ from typing import Annotated
 import typer
 
 from app.cli_folders import OutputFolders, plan_folders
-from app.core.errors import CoreError
+from app.core.errors import CoreError, InvalidCorpus
 from app.core.history import SeriesHistory
 from app.core.methods import Method, all_methods
-from app.core.model import PublishedRelease, Transaction
+from app.core.model import PublishedRelease
 from app.core.params import SERIAL
 from app.core.pipeline import publish
 from app.core.risk.assess import ReleaseRisk, assess_series
 from app.core.risk.total_exposure import exposure_warning
 from app.core.segen import choose_private_terms
-from app.io.corpus import read_corpus
+from app.errors import AppError
 from app.io.ledger import ledger_document
 from app.io.public import release_document, risk_document
+from app.io.terms import PRIVATE_MATCH, PrivateMatch, normalize_private_terms
+from app.io.terms import private_terms_from_lines as _terms_from_lines
 from app.methods.registry import get_method, method_names
+from app.services.corpus_file import FORMATS, corpus_format, read_corpus_file
+from app.services.in_clear import published_earlier_warnings
+from app.services.ingest import Corpus
+from app.services.payload import publication_input
 from app.settings import SEED_REFUSED, get_settings
 
 __all__ = ["publish_local"]
@@ -51,16 +63,37 @@ def _private_terms(
     private: str | None,
     private_file: Path | None,
     fraction: float | None,
-    corpora: list[list[Transaction]],
+    corpora: list[Corpus],
+    mode: PrivateMatch,
 ) -> frozenset[str]:
-    if private:
-        return frozenset(t.strip() for t in private.split(",") if t.strip())
-    if private_file:
-        return frozenset(private_file.read_text(encoding="utf-8").split())
+    """The private terms, normalised and checked as the service checks a series' own."""
+    try:
+        if private:
+            return frozenset(
+                normalize_private_terms([t for t in private.split(",") if t.strip()], mode)
+            )
+        if private_file:
+            text = private_file.read_text(encoding="utf-8-sig")
+            return frozenset(_terms_from_lines(text, mode))
+    except (InvalidCorpus, UnicodeDecodeError) as exc:
+        hint = "--private" if private else "--private-file"
+        raise typer.BadParameter(str(exc), param_hint=hint) from exc
     if fraction:
-        terms = [t for corpus in corpora for transaction in corpus for t in transaction.terms]
-        return choose_private_terms(terms, fraction, seed=0)
+        terms = {t for corpus in corpora for t in corpus.compact.terms}
+        return choose_private_terms(sorted(terms), fraction, seed=0)
     raise typer.BadParameter("give --private, --private-file or --private-fraction")
+
+
+def _read(path: Path, given: str | None, mode: PrivateMatch, individuals: bool) -> Corpus:
+    """``path`` as the service reads a body (:mod:`app.services.corpus_file`)."""
+    try:
+        form = corpus_format(path, given)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--format") from exc
+    try:
+        return read_corpus_file(path, form, private_match=mode, require_individual=individuals)
+    except AppError as exc:
+        raise typer.BadParameter(f"{path}: {exc.message}", param_hint="CORPORA") from exc
 
 
 def _size(release: PublishedRelease, report: dict[str, object]) -> str:
@@ -103,6 +136,17 @@ def publish_local(
         "{}"
     ),
     series: Annotated[str, typer.Option(help="series name written in the JSON")] = "local",
+    form: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help=f"format of every corpus ({', '.join(FORMATS)}); default: by extension "
+            "(.dat, .fimi: fimi; .csv; .json)",
+        ),
+    ] = None,
+    private_match: Annotated[
+        str, typer.Option(help=f"how private terms match spellings: {', '.join(PRIVATE_MATCH)}")
+    ] = "casefold",
 ) -> None:
     """Publish a series of corpora with a method and write each release as public JSON."""
     try:
@@ -113,16 +157,28 @@ def publish_local(
         effective = declared.parse(json.loads(params))
     except (json.JSONDecodeError, CoreError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--params") from exc
+    if private_match not in PRIVATE_MATCH:
+        raise typer.BadParameter(
+            f"use one of {', '.join(PRIVATE_MATCH)}", param_hint="--private-match"
+        )
     if getattr(effective, "seed", None) is not None and not get_settings().publisher_seed_allowed:
         raise typer.BadParameter(SEED_REFUSED, param_hint="--params")
+    mode: PrivateMatch = "exact" if private_match == "exact" else "casefold"
     folders = plan_folders(out, ledger_dir, replace)
-    loaded = [read_corpus(path) for path in corpora]
-    private_terms = _private_terms(private, private_file, private_fraction, loaded)
+    individuals = declared.individuals == "required"
+    loaded = [_read(path, form, mode, individuals) for path in corpora]
+    private_terms = _private_terms(private, private_file, private_fraction, loaded, mode)
     folders.make()
     history = SeriesHistory()
     reports = []
-    for path, corpus in zip(corpora, loaded, strict=True):
+    for path, upload in zip(corpora, loaded, strict=True):
         started = time.perf_counter()
+        # Matched as the service matches a release: a JSON file's own private terms are
+        # private from its release on, as a post's are.
+        corpus, private_terms, term_warnings = publication_input(
+            upload.compact, private_terms, upload.private_terms, mode
+        )
+        term_warnings += published_earlier_warnings(history.releases, private_terms, mode)
 
         def show(phase: str, fraction: float, name: str = path.name) -> None:
             typer.echo(f"\r{name}: {phase:<7} {fraction:6.1%}", nl=False, err=True)
@@ -132,7 +188,7 @@ def publish_local(
         except CoreError as exc:
             typer.echo(f"\n{path}: {exc.message}", err=True)
             raise typer.Exit(1) from exc
-        publication.release.label = path.stem
+        publication.release.label = upload.label or path.stem
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
         document = release_document(publication.release, series, method, declared.echo(effective))
@@ -142,9 +198,12 @@ def publish_local(
         (folders.ledgers / target.name.replace("release-", "ledger-")).write_text(
             json.dumps(ledger_document(publication.release, publication.ledger)), encoding="utf-8"
         )
+        found = publication.report.get("warnings")
+        warnings = [*term_warnings, *(found if isinstance(found, list) else [])]
+        if warnings:
+            publication.report["warnings"] = warnings
         reports.append({"file": str(path), **publication.report})
-        warnings = publication.report.get("warnings")
-        for warning in warnings if isinstance(warnings, list) else []:
+        for warning in warnings:
             typer.echo(f"\nwarning: {warning['message']}", err=True)
         typer.echo(
             f"\r{path.name}: release {publication.release.release_no}, "

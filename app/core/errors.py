@@ -74,6 +74,7 @@ class WarningCode(StrEnum):
     PUBLISHER_SEED = "publisher_seed"
     DISCLOSING_POPULATION_RATE = "disclosing_population_rate"
     TERM_FOLDS_ONTO_PRIVATE_TERM = "term_folds_onto_private_term"
+    PRIVATE_TERM_NOT_IN_SNAPSHOT = "private_term_not_in_snapshot"
     PRIVATE_TERM_PUBLISHED_EARLIER = "private_term_published_earlier"
     ESCALATED = "escalated"
     PUBLISHED_TOTAL_EXPOSURE = "published_total_exposure"

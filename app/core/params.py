@@ -123,7 +123,7 @@ class PublishParams:
     guarantee: str = "true_rows"
     min_copies: int = 5
     reserve: float = 2.0
-    max_generalised: float = 0.25
+    max_generalised: float = 0.5
     anony_r_th: float | None = None
     backward: str = "where_needed"
     global_lift: str = "least"

@@ -165,9 +165,14 @@ def _publish_in_child(
     conn.send(("core_done",))
     if warnings:
         publication.report["ingest_warnings"] = warnings
-    # A term this release makes private that earlier releases printed in clear: the job's
-    # report says so (the publisher reads it in the job and in the wait=true answer).
-    added = published_earlier_warnings(history.releases, private_terms, handoff.private_match)
+    # The warnings about terms (spellings of a private term, a private term the snapshot
+    # never names) and a term this release makes private that earlier releases printed in
+    # clear: the job's warnings say so (the publisher reads them in the job and in the
+    # wait=true answer), not the auditors' report alone.
+    added = [
+        *warnings,
+        *published_earlier_warnings(history.releases, private_terms, handoff.private_match),
+    ]
     # What the release's published counterfeit total gives away, estimated from the risk
     # just computed (docs/attacks.md): in the report, and a warning when it is material.
     if risk is not None and risk.published_total is not None:

@@ -83,8 +83,11 @@ class JobOut(BaseModel):
     warnings: list[dict[str, str]] = Field(
         default_factory=list,
         description="publisher_seed when the series' params.seed is set: every random "
-        "choice of the release follows from it (tests and benchmarks only); once "
-        "the job succeeded, its report's warnings (private_term_published_earlier: "
+        "choice of the release follows from it (tests and benchmarks only); in the 202 of a "
+        "post, the warnings about its terms (term_folds_onto_private_term, "
+        "private_term_not_in_snapshot) against the series' private terms of then; once "
+        "the job succeeded, its report's warnings (the same about terms, as the job found "
+        "them; private_term_published_earlier: "
         "the release made private a term earlier releases printed in clear; "
         "disclosing_population_rate: a private term's published population rate is 0.5 or "
         "more, so the rate alone discloses it; escalated: the repair and the suppression "

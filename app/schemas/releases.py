@@ -218,8 +218,10 @@ class PublishResult(BaseModel):
     risk: RiskSummary
     warnings: list[dict[str, str]] = Field(
         default_factory=list,
-        description="Terms that fold onto a private term (NFKC case fold; dry runs: the "
-        "publication job writes them to its report, ingest_warnings), "
+        description="Terms that fold onto a private term (term_folds_onto_private_term: case, "
+        "width, accents, look-alike letters) and private terms that no term of the snapshot "
+        "spells (private_term_not_in_snapshot, with the nearest published term when one is "
+        "close), "
         "publisher_seed when the series' params.seed is set, and "
         "private_term_published_earlier when this release makes private a term "
         "that earlier releases printed in clear in their rows (releases: their "

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 
 from app.core.model import Transaction
 from app.io.compact import MAGIC, CompactCorpus, CorpusBuilder, Limits, decode, encode
-from app.io.terms import PrivateMatch, PrivateMatcher
+from app.io.terms import PrivateMatch, PrivateMatcher, absent_private_terms
 
-__all__ = ["encode_corpus", "decode_corpus", "publication_input"]
+__all__ = ["encode_corpus", "decode_corpus", "match_private_terms", "publication_input"]
 
 
 def encode_corpus(corpus: CompactCorpus) -> bytes:
@@ -61,12 +61,27 @@ def publication_input(
 ) -> tuple[list[Transaction], frozenset[str], list[dict[str, str]]]:
     """The core's transactions, the private terms of this release and the warnings.
 
-    Under ``casefold`` every spelling of a private term (case, compatibility forms) becomes
-    that private term, so it is published as one; ``exact`` keeps spellings apart. Either way
-    a spelling that folds onto a private term is reported (``warnings``).
+    Under ``casefold`` every spelling of a private term (case, width, accents, look-alike
+    letters) becomes that private term, so it is published as one; ``exact`` keeps spellings
+    apart but those that look the same. Either way a spelling that folds onto a private term
+    is reported (``warnings``), and so is a private term the snapshot never names.
     """
+    terms, private, warnings = match_private_terms(corpus, series_terms, extra_terms, mode)
+    return corpus.transactions(terms), private, warnings
+
+
+def match_private_terms(
+    corpus: CompactCorpus,
+    series_terms: Iterable[str],
+    extra_terms: Iterable[str],
+    mode: PrivateMatch,
+) -> tuple[list[str], frozenset[str], list[dict[str, str]]]:
+    """The corpus' dictionary with every spelling of a private term written as that term,
+    this release's private terms, and the warnings about terms (what the publisher is told
+    when the snapshot is posted, and again by the job)."""
     series_terms = list(series_terms)
     extra = PrivateMatcher(series_terms, mode).canonical_private(extra_terms)
     private = frozenset(series_terms) | frozenset(extra)
-    terms, warnings = PrivateMatcher(private, mode).remap(corpus.terms)
-    return corpus.transactions(terms), private, [w.as_dict() for w in warnings]
+    terms, folds = PrivateMatcher(private, mode).remap(corpus.terms)
+    warnings = [w.as_dict() for w in folds] + absent_private_terms(sorted(private), terms)
+    return terms, private, warnings

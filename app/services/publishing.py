@@ -33,7 +33,7 @@ from app.services.auth import Principal
 from app.services.history import load_history
 from app.services.in_clear import published_earlier_warnings
 from app.services.ingest import Corpus
-from app.services.payload import encode_corpus, publication_input
+from app.services.payload import encode_corpus, match_private_terms, publication_input
 from app.services.releases import summary
 from app.services.risk import assess, default_r_th, public_counterfeits, risk_summary
 from app.services.series import echoed_params, effective_params, series_warnings
@@ -46,6 +46,7 @@ __all__ = [
     "dry_run",
     "get_job",
     "job_out",
+    "posting_warnings",
     "wait_for_job",
 ]
 
@@ -66,8 +67,8 @@ def job_out(
     principal: Principal | None,
     warnings: list[dict[str, str]] | None = None,
 ) -> JobOut:
-    """The job as the API shows it to ``principal``; ``warnings``: the series' (a
-    publisher-given seed), else those the finished job's report recorded."""
+    """The job as the API shows it to ``principal``; ``warnings``: those given (the series'
+    and, in a post's 202, those about its terms), else those the job's report recorded."""
     private = principal is not None and principal.sees_private
     poster = principal is not None and job.api_key_id == principal.key_id
     found = (job.report or {}).get("suppressed")
@@ -146,6 +147,21 @@ async def create_job(
     await session.flush()
     await session.refresh(job)
     return job, False
+
+
+async def posting_warnings(series: Series, corpus: Corpus) -> list[dict[str, str]]:
+    """What a post answers before its job has run (202): the series' warnings and those about
+    the snapshot's terms (spellings of a private term, a private term it never names),
+    matched against the series' private terms as of now. The job matches again when it
+    runs, against the private terms of then, and its warnings say what it found."""
+    _, _, found = await asyncio.to_thread(
+        match_private_terms,
+        corpus.compact,
+        series.private_terms,
+        corpus.private_terms,
+        series.private_match,  # type: ignore[arg-type]
+    )
+    return [*series_warnings(series), *found]
 
 
 async def get_job(session: AsyncSession, job_id: uuid.UUID) -> Job:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.api.conftest import ADMIN, create_key, create_series
+from tests.api.conftest import ADMIN, create_key, create_series, wait_job
 from tests.api.test_bad_input import _stored
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
@@ -140,15 +140,93 @@ async def test_dry_run_reports_folded_terms(client: httpx.AsyncClient) -> None:
         headers={**publisher, "Content-Type": "text/plain"},
     )
     assert response.status_code == 200, response.text
-    # The series' seed (the test fixture's) adds its publisher_seed warning.
-    assert [w for w in response.json()["warnings"] if w["code"] != "publisher_seed"] == [
+    warnings = response.json()["warnings"]
+    assert [w for w in warnings if w["code"] == "term_folds_onto_private_term"] == [
         {
             "code": "term_folds_onto_private_term",
             "term": "Hiv",
             "private_term": "HIV",
             "treated_as": "private",
+            "message": "'Hiv' is a spelling of the private term 'HIV' (case, width, accents or "
+            "look-alike letters): published as that private term",
         }
     ]
+    # The series' other private terms occur nowhere in the snapshot, and nothing is near.
+    absent = [w for w in warnings if w["code"] == "private_term_not_in_snapshot"]
+    assert [(w["term"], w.get("nearest")) for w in absent] == [("cancer", None), ("herpes", None)]
+
+
+def _folds(warnings: list[dict[str, str]]) -> set[tuple[str, str, str]]:
+    return {
+        (w["term"], w["private_term"], w["treated_as"])
+        for w in warnings
+        if w["code"] == "term_folds_onto_private_term"
+    }
+
+
+async def test_look_alike_spellings_are_private_and_every_one_is_told(
+    client: httpx.AsyncClient,
+) -> None:
+    """Cyrillic, Greek, dotted and accented spellings of a private term were published in
+    clear under casefold, and a private term the snapshot spelt otherwise (``canser`` for
+    ``cancer``) matched nothing, silently: the first are that private term now (TR39), and
+    the publisher is told of each, with the published term nearest the missing one."""
+    await create_series(
+        client,
+        name="l",
+        private_terms=["HIV", "herpes", "canser"],
+        params={"r_th": 2, "cluster_size": 2, "seed": 7},
+    )
+    spellings = ["\u041dIV", "H\u0399V", "H\u0130V", "HIV\u0307", "herpe\u0455"]
+    corpus = [[FILLER[i % 6], spellings[i % 5]] for i in range(20)]
+    corpus += [[FILLER[i % 6], "cancer"] for i in range(4)] + [[t] for t in FILLER] * 2
+    release = await _publish(client, "l", _json(corpus))
+    assert _public_terms(release) == {*FILLER, "cancer"}
+    assert {"HIV", "herpes"} <= set(release["population_rates"])
+    posted = await client.post(
+        f"{URL.format('l')}?dry_run=true",
+        content=_json(corpus),
+        headers={**ADMIN, "Content-Type": "application/json"},
+    )
+    warnings = posted.json()["warnings"]
+    assert _folds(warnings) == {
+        ("\u041dIV", "HIV", "private"),
+        ("H\u0399V", "HIV", "private"),
+        ("H\u0130V", "HIV", "private"),
+        ("HIV\u0307", "HIV", "private"),
+        ("herpe\u0455", "herpes", "private"),
+    }
+    (absent,) = [w for w in warnings if w["code"] == "private_term_not_in_snapshot"]
+    assert (absent["term"], absent["nearest"], absent["similarity"]) == ("canser", "cancer", "0.83")
+
+
+async def test_every_warning_about_terms_reaches_the_publisher(client: httpx.AsyncClient) -> None:
+    """Under exact, ``hiv`` and ``ＨＩＶ`` were published in clear and only the auditors'
+    report said so: the 202, the job's warnings and the 201 were silent."""
+    response = await client.post(
+        "/v1/series",
+        headers=ADMIN,
+        json={
+            "name": "x",
+            "private_terms": ["HIV"],
+            "private_match": "exact",
+            "params": {"r_th": 2, "cluster_size": 2, "seed": 7},
+        },
+    )
+    assert response.status_code == 201, response.text
+    publisher = {**await create_key(client, "publisher", "x"), "Content-Type": "text/plain"}
+    body = "theft hiv\narson HIV\ntheft arson\nfraud ＨＩＶ\n".encode() * 3
+    told = {("hiv", "HIV", "public"), ("ＨＩＶ", "HIV", "public")}
+    queued = await client.post(URL.format("x"), content=body, headers=publisher)
+    assert queued.status_code == 202, queued.text
+    assert _folds(queued.json()["warnings"]) == told
+    job = await wait_job(client, queued.json()["id"], publisher)
+    assert job["status"] == "succeeded", job
+    assert _folds(job["warnings"]) == told
+    waited = await client.post(f"{URL.format('x')}?wait=true", content=body, headers=publisher)
+    assert waited.status_code == 201, waited.text
+    assert _folds(waited.json()["warnings"]) == told
+    assert _folds(waited.json()["job"]["warnings"]) == told
 
 
 def _case_variant(term: str) -> st.SearchStrategy[str]:
@@ -267,6 +345,9 @@ BAD = [
     ("Hangul filler in a CSV term", "text/csv", "terms\na;b\nHIV\u3164;c\n".encode(), {"line": 3}),
     ("soft hyphen in a text line", "text/plain", "H\u00adIV\n".encode(), {"line": 1}),
     ("tag character in a JSON term", "application/json", _json([["HIV\U000e0041"]]), {"item": 0}),
+    # Not Default_Ignorable, but blank all the same.
+    ("Braille blank in a text line", "text/plain", "a b\nHIV\u2800 c\n".encode(), {"line": 2}),
+    ("Braille blank in a JSON term", "application/json", _json([["HIV\u2800"]]), {"item": 0}),
     (
         "variation selector in an extra private term",
         "application/json",

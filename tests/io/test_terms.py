@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 from app.core.errors import InvalidCorpus
 from app.io.terms import (
     PrivateMatcher,
+    absent_private_terms,
     fold,
     normalize_private_terms,
     normalize_term,
+    private_terms_from_lines,
     term_pattern,
 )
 
@@ -59,7 +61,7 @@ def test_empty_and_long_refused() -> None:
 
 
 def test_fold_and_matcher() -> None:
-    assert fold("ＨＩＶ") == fold("hiv") == fold("HIV") == "hiv"
+    assert fold("ＨＩＶ") == fold("hiv") == fold("HIV") != fold("HPV")
     matcher = PrivateMatcher(["HIV", "cancér"], "casefold")
     terms, warnings = matcher.remap(["HIV", "hiv", "ＨＩＶ", "theft", "CANCÉR"])
     assert terms == ["HIV", "HIV", "HIV", "theft", "cancér"]
@@ -129,6 +131,82 @@ def test_every_default_ignorable_is_refused_naming_it(cp: int) -> None:
         assert f"U+{cp:04X} (" in fault.value.message, fault.value.message
         assert "control" not in fault.value.message, fault.value.message
         assert fault.value.details["column"] == raw.index(chr(cp)) + 1
+
+
+@pytest.mark.parametrize("cp", [0x2800, 0x1D159], ids=lambda cp: f"U+{cp:04X}")
+def test_blank_glyphs_are_refused_naming_them(cp: int) -> None:
+    """Not Default_Ignorable, but blank: ``HIV\u2800`` looked like ``HIV`` and was another
+    term, published in clear."""
+    for raw in (f"HIV{chr(cp)}", f"H{chr(cp)}IV"):
+        with pytest.raises(InvalidCorpus) as fault:
+            normalize_term(raw, WHERE)
+        assert f"U+{cp:04X} ({unicodedata.name(chr(cp))})" in fault.value.message
+        assert fault.value.details["column"] == raw.index(chr(cp)) + 1
+
+
+#: Spellings a reader takes for ``HIV`` or ``herpes`` (Cyrillic Н and ѕ, Greek Ι, a dot above),
+#: normalised as at ingest: ``HIV`` + U+0307 dots the V.
+LOOK_ALIKES = ["\u041dIV", "H\u0399V", "H\u0130V", "HI\u0307V", "HIV\u0307", "herpe\u0455"]
+
+
+def test_look_alikes_are_the_private_term_under_casefold() -> None:
+    spellings = [normalize_term(t, WHERE) for t in LOOK_ALIKES]
+    assert spellings[2] == spellings[3] == "H\u0130V"  # NFC composes I and the dot
+    matcher = PrivateMatcher(["HIV", "herpes"], "casefold")
+    terms, warnings = matcher.remap([*spellings, "HPV", "herpetic"])
+    assert terms == ["HIV"] * 5 + ["herpes", "HPV", "herpetic"]
+    assert [(w.term, w.private_term, w.treated_as) for w in warnings] == [
+        (t, "herpes" if t.startswith("herp") else "HIV", "private") for t in spellings
+    ]
+    assert matcher.canonical_private(["\u041dIV", "mansl"]) == ["HIV", "mansl"]
+    with pytest.raises(InvalidCorpus) as fault:
+        normalize_private_terms(["herpes", "herpe\u0455"], "casefold")
+    assert fault.value.details == {"item": 1, "field": "private_terms", "same_as": 0}
+
+
+def test_exact_takes_what_looks_the_same_and_warns_of_the_rest() -> None:
+    """Under exact, a spelling that looks the same as a private term (TR39 skeleton) is it,
+    as a joiner spelling is; a dot or another case is another term, and is reported."""
+    exact = PrivateMatcher(["HIV"], "exact")
+    terms, warnings = exact.remap(["\u041dIV", "H\u0399V", "H\u0130V", "hiv", "HPV"])
+    assert terms == ["HIV", "HIV", "H\u0130V", "hiv", "HPV"]
+    assert [(w.term, w.treated_as) for w in warnings] == [
+        ("\u041dIV", "private"),
+        ("H\u0399V", "private"),
+        ("H\u0130V", "public"),
+        ("hiv", "public"),
+    ]
+    assert "published in clear" in warnings[-1].as_dict()["message"]
+    with pytest.raises(InvalidCorpus):
+        normalize_private_terms(["HIV", "\u041dIV"], "exact")
+
+
+def test_a_private_term_absent_from_the_snapshot_names_the_nearest_published_one() -> None:
+    terms = ["theft", "cancer", "HIV", "dancers"]
+    warnings = absent_private_terms(["canser", "HIV", "mansl"], terms)
+    assert [(w["term"], w.get("nearest"), w.get("similarity")) for w in warnings] == [
+        ("canser", "cancer", "0.83"),
+        ("mansl", None, None),
+    ]
+    assert {w["code"] for w in warnings} == {"private_term_not_in_snapshot"}
+    assert "'cancer'" in warnings[0]["message"]
+    assert absent_private_terms(["HIV"], terms) == []
+
+
+def test_private_terms_from_lines_one_a_line() -> None:
+    """A file of private terms was split on white space: ``hepatitis C`` made ``hepatitis``
+    and ``C`` private, and published ``hepatitis C`` in clear."""
+    text = "\ufeffHIV\r\n\n  hepatitis C \t\n\nHIV\n"
+    assert private_terms_from_lines(text.removeprefix("\ufeff"), "casefold") == [
+        "HIV",
+        "hepatitis C",
+    ]
+    with pytest.raises(InvalidCorpus) as fault:
+        private_terms_from_lines("HIV\n\nhe\u200bpes\n", "casefold")
+    assert fault.value.details == {"line": 3, "field": "private_terms", "column": 3}
+    with pytest.raises(InvalidCorpus) as same:
+        private_terms_from_lines("HIV\n\nhiv\n", "casefold")
+    assert same.value.details == {"line": 3, "field": "private_terms", "same_as": 1}
 
 
 @settings(max_examples=300, deadline=None)

@@ -111,6 +111,7 @@ async def post_release(
         async with runtime.db.session() as session:
             result = await publishing.dry_run(session, principal, series, corpus)
         return JSONResponse(result.model_dump(mode="json"), status_code=200)
+    posted = await publishing.posting_warnings(series, corpus)
     async with runtime.db.session() as session:
         job, _ = await publishing.create_job(
             session, principal, series, corpus, idempotency_key, time.perf_counter() - parse_started
@@ -120,14 +121,20 @@ async def post_release(
         del corpus
         await asyncio.to_thread(give_back_memory)
     if wait:
-        return await _await_release(runtime, principal, name, job.id)
-    body = publishing.job_out(job, name, principal, series_warnings(series))
+        return await _await_release(runtime, principal, name, job.id, posted)
+    body = publishing.job_out(job, name, principal, posted)
     return JSONResponse(body.model_dump(mode="json"), status_code=202)
 
 
 async def _await_release(
-    runtime: Runtime, principal: Principal, name: str, job_id: uuid.UUID
+    runtime: Runtime,
+    principal: Principal,
+    name: str,
+    job_id: uuid.UUID,
+    posted: list[dict[str, str]],
 ) -> Response:
+    """201 once published; 202 with the job and ``posted`` (the warnings known when it was
+    posted) while it still runs."""
     job = await publishing.wait_for_job(runtime.db, job_id, runtime.settings.wait_timeout_s)
     job_body = publishing.job_out(job, name, principal)
     if job.status == "failed":
@@ -138,7 +145,8 @@ async def _await_release(
             code=stored_code(error.get("code"), ErrorCode.PUBLICATION_FAILED),
         )
     if job.status != "succeeded" or job.release_no is None:
-        return JSONResponse(job_body.model_dump(mode="json"), status_code=202)
+        running = publishing.job_out(job, name, principal, posted)
+        return JSONResponse(running.model_dump(mode="json"), status_code=202)
     async with runtime.db.session() as session:
         series = await get_series(session, name)
         # From the release's row and the risk summary its job filed: loading the release,

@@ -66,7 +66,10 @@ def settle_totals(
     reserve:
         The new release's own rows are kept within ``r_th / reserve`` where a count that is
         safe so exists: what they keep below ``r_th`` is what a later release whose count
-        falls may lift them by (formula 12 multiplies every release's evidence).
+        falls may lift them by (formula 12 multiplies every release's evidence). A term that
+        enters the series must keep them within ``r_th / (2 reserve)`` (never below 1, the
+        risk of a row no other release reads), with at least ``min_copies``: its rows already carry the lift of every earlier release without it
+        (about ``N / (N - o)`` each), so a term that appears late has the least room left.
     """
     before = set(published_before)
     settled = Settled()
@@ -74,14 +77,24 @@ def settle_totals(
     for s in sorted(set(series_terms) | set(true_totals)):
         true = true_totals.get(s, 0)
         top = true
-        if s not in before and true < min_copies:
-            if true:
-                settled.not_admitted[s] = true
-            top = 0
+        if s not in before:
+            # Entering: at least min_copies within the admission's reserve, or withheld.
+            best = None
+            if true >= min_copies:
+                limit = max(1.0, risk.r_th / (2 * reserve))
+                best = risk.most_total(s, true, limit, refresh=first)
+                first = False
+            if best is None or best < min_copies:
+                if true:
+                    settled.not_admitted[s] = true
+                best = 0
+            settled.totals[s] = best
+            continue
         # The release does not change while its terms are settled: one refresh for all.
         best = None
         if reserve > 1:
-            best = risk.most_total(s, top, risk.r_th / reserve, refresh=first)
+            limit = max(1.0, risk.r_th / reserve)
+            best = risk.most_total(s, top, limit, refresh=first)
             first = False
         if best is None:
             best = risk.most_total(s, top, refresh=first)

@@ -19,8 +19,9 @@ class Series(TimestampMixin, Base):
     method: Mapped[str] = mapped_column(String(20))
     #: Declared private terms; grows with the extra private terms of later releases.
     private_terms: Mapped[list[str]] = mapped_column(ARRAY(Text), default=list)
-    #: How a term is matched against the private terms: "casefold" (NFKC case fold, the
-    #: default) or "exact" (the NFC spelling only).
+    #: How a term is matched against the private terms: "casefold" (the default: case,
+    #: width, accents and look-alike letters aside, app.core.spelling.fold) or "exact" (the
+    #: NFC spelling, and the spellings that look the same).
     private_match: Mapped[str] = mapped_column(String(10), server_default="casefold")
     #: Parameters as validated (raw); the effective values are derived from them.
     params: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict)
