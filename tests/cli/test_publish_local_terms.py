@@ -113,7 +113,7 @@ def test_private_file_holds_one_term_a_line(tmp_path: Path) -> None:
     assert _public_terms(release) == {"hepatitis", "C", *FILLER}
     assert set(release["population_rates"]) == {"HIV", "hepatitis C"}
     private.write_text("HIV\n\nhe\u200bpatitis\n", encoding="utf-8")
-    refused = _run(tmp_path, str(corpus), "--private-file", str(private))
+    refused = _run(tmp_path, str(corpus), "--private-file", str(private), "--replace")
     assert refused.exit_code == 2, refused.output
     assert "line 3" in _said(refused) and "U+200B" in _said(refused)
 
