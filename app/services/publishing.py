@@ -11,7 +11,7 @@ import time
 import uuid
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core import pipeline
@@ -119,6 +119,10 @@ async def create_job(
             return job, True
     # Serialise job creation per series so that creation order is commit order.
     await xact_lock(session, LockSpace.POST, series.id)
+    # Under that lock a series' deletion (app.services.series) cannot interleave: a series
+    # deleted since the caller read it answers 404, not a foreign-key violation.
+    if await session.scalar(select(Series.id).where(Series.id == series.id)) is None:
+        raise NotFound(f"no series {series.name!r}", {"series": series.name})
     job = Job(
         id=uuid.uuid4(),
         series_id=series.id,

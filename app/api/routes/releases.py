@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 
+from app.api.body import json_body, request_body
 from app.api.deps import (
     PrincipalDep,
     ReaderDep,
@@ -29,12 +30,13 @@ from app.schemas.jobs import JobOut
 from app.schemas.releases import (
     PublishResult,
     ReleaseListItem,
+    WithdrawalIn,
     release_examples,
     release_out_model,
 )
 from app.schemas.risk import RiskSummary
 from app.schemas.terms import Term, Text
-from app.services import publishing, releases, renderings
+from app.services import publishing, releases, renderings, withdrawal
 from app.services.auth import Principal
 from app.services.ingest import Limits, read_corpus
 from app.services.memory import give_back_memory
@@ -195,6 +197,7 @@ _READ_RESPONSES: dict[int | str, dict[str, Any]] = {
         "gzip when `Accept-Encoding` allows it, `Range` supported",
     },
     **DOCUMENT_RESPONSES,
+    **error_responses(410),
 }
 
 
@@ -211,6 +214,8 @@ async def read_release(
     _can_read(principal, name)  # before any byte is sent, 304s included
     if series_id is None:
         raise NotFound(f"no series {name!r}", {"series": name})
+    # Before the stored bytes, which this process may remember: 410 once withdrawn.
+    await withdrawal.ensure_served(runtime.db, principal, series_id, name, release_no)
     document = await renderings.release_document(runtime.db, series_id, name, release_no, format)
     return document_response(request, runtime.db, document, IMMUTABLE)
 
@@ -227,6 +232,35 @@ async def head_release(
     format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
     return await read_release(name, release_no, request, reader, runtime, format)
+
+
+@router.post(
+    "/{release_no}/withdraw",
+    response_model=ReleaseListItem,
+    summary="Withdraw a release (admin)",
+    description="Analysts and publishers get 410 (`release_withdrawn`) for it from then on; it "
+    "stays in the history later releases are judged against (it was public), and auditors "
+    "and admins still read it, its risk and ledger. The release list marks it with the time "
+    "and reason. Logged with the admin's key id.",
+    openapi_extra=request_body(WithdrawalIn),
+    responses=error_responses(400, 409, 413, 415, 422),
+)
+async def withdraw_release(
+    name: str, release_no: ReleaseNo, request: Request, principal: PrincipalDep, session: SessionDep
+) -> ReleaseListItem:
+    principal.require("admin")
+    body = await json_body(request, WithdrawalIn)
+    series = await get_series(session, name)
+    model = await withdrawal.withdraw_release(session, principal, series, release_no, body.reason)
+    return ReleaseListItem(
+        release_no=model.release_no,
+        label=model.label,
+        method=model.method,
+        n_rows=model.n_rows,
+        n_clusters=model.n_clusters,
+        created_at=model.created_at,
+        withdrawn=releases.withdrawn(model),
+    )
 
 
 def _can_read(principal: Principal, name: str) -> None:
