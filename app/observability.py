@@ -17,6 +17,7 @@ __all__ = [
     "ROWS_PUBLISHED",
     "COUNTERFEITS",
     "JOBS",
+    "DRY_RUNS",
     "configure_logging",
     "configure_structlog",
     "logger",
@@ -38,6 +39,9 @@ COUNTERFEITS = Counter(
     "serialpub_counterfeits_published_total", "Published counterfeit rows (BP + FP1)", ["method"]
 )
 JOBS = Counter("serialpub_jobs_total", "Publication jobs by outcome", ["status"])
+DRY_RUNS = Counter(
+    "serialpub_dry_runs_total", "Dry runs (dry_run=true) by outcome; nothing stored", ["status"]
+)
 SUPPRESSED = Counter(
     "serialpub_suppressed_copies_total",
     "Private-term copies suppressed as the last resort of the post-condition (design.md §5)",

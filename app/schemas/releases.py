@@ -8,7 +8,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app.core.errors import WarningCode
-from app.schemas.jobs import JobOut
+from app.schemas.jobs import SUMMARY_EXAMPLE, JobOut, ReleaseSummary
 from app.schemas.risk import RiskSummary
 from app.schemas.terms import Term, Text
 
@@ -199,32 +199,8 @@ class ReleaseOut(BaseModel):
     clusters: list[ClusterOut]
 
 
-_SUMMARY: dict[str, Any] = {
-    "release_no": 1,
-    "label": "2024",
-    "method": "sanony",
-    "n_rows": 6,
-    "n_clusters": 3,
-    "counterfeits": 1,
-}
-
-
-class ReleaseSummary(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [_SUMMARY]})
-
-    release_no: int
-    label: str | None
-    method: str
-    n_rows: int
-    n_clusters: int
-    counterfeits: int = Field(
-        description="Published counterfeits: every counterfeit row, plus Kanony's global-bag "
-        "counterfeit copies"
-    )
-
-
 class PublishResult(BaseModel):
-    """``wait=true`` (201) and ``dry_run=true`` (200)."""
+    """``wait=true`` (201) and ``dry_run=true&wait=true`` (200)."""
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -232,7 +208,7 @@ class PublishResult(BaseModel):
                 {
                     "dry_run": True,
                     "job": None,
-                    "release": _SUMMARY,
+                    "release": SUMMARY_EXAMPLE,
                     "risk": RiskSummary.model_config["json_schema_extra"]["examples"][0],  # type: ignore
                     "warnings": [],
                 }

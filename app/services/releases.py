@@ -13,7 +13,8 @@ from app.db.repositories.release_load import load_releases
 from app.db.repositories.releases import ReleaseRepository
 from app.errors import NotFound
 from app.io.public import public_counterfeit_rows
-from app.schemas.releases import ReleaseListItem, ReleaseSummary, Withdrawal
+from app.schemas.jobs import ReleaseSummary
+from app.schemas.releases import ReleaseListItem, Withdrawal
 from app.services.history import attach_layouts
 
 __all__ = ["get_release", "get_release_model", "list_releases", "summary", "withdrawn"]

@@ -72,9 +72,9 @@ def _check_length(request: Request, limit: int) -> None:
     summary="Post a release (a corpus to publish)",
     openapi_extra={"requestBody": RELEASE_BODY},
     responses={
-        202: {"model": JobOut, "description": "Queued"},
+        202: {"model": JobOut, "description": "Queued (a dry run too, without wait=true)"},
         201: {"model": PublishResult, "description": "Published (wait=true)"},
-        200: {"model": PublishResult, "description": "Dry run (dry_run=true)"},
+        200: {"model": PublishResult, "description": "Dry run (dry_run=true&wait=true)"},
         **error_responses(400, 409, 413, 415, 422),
     },
 )
@@ -111,26 +111,30 @@ async def post_release(
         private_match=series.private_match,  # type: ignore[arg-type]
         require_individual=get_method(series.method).individuals == "required",
     )
-    if dry_run:
-        async with runtime.db.session() as session:
-            result = await publishing.dry_run(session, principal, series, corpus)
-        return JSONResponse(result.model_dump(mode="json"), status_code=200)
+    # A dry run is a job too: the worker computes it, as it does a publication, and this
+    # process only waits for its answer (docs/performance.md, "Dry runs").
     async with runtime.db.session() as session:
         job, _ = await publishing.create_job(
-            session, principal, series, corpus, idempotency_key, time.perf_counter() - parse_started
+            session,
+            principal,
+            series,
+            corpus,
+            idempotency_key,
+            time.perf_counter() - parse_started,
+            dry_run=dry_run,
         )
     if len(corpus) >= _LARGE_UPLOAD:
         # The parsed body is garbage now; glibc would keep its pages (app.services.memory).
         del corpus
         await asyncio.to_thread(give_back_memory)
     if wait:
-        return await _await_release(runtime, principal, name, job.id)
+        return await _await_release(runtime, principal, name, job.id, dry_run)
     body = publishing.job_out(job, name, principal, series_warnings(series))
     return JSONResponse(body.model_dump(mode="json"), status_code=202)
 
 
 async def _await_release(
-    runtime: Runtime, principal: Principal, name: str, job_id: uuid.UUID
+    runtime: Runtime, principal: Principal, name: str, job_id: uuid.UUID, dry_run: bool
 ) -> Response:
     job = await publishing.wait_for_job(runtime.db, job_id, runtime.settings.wait_timeout_s)
     job_body = publishing.job_out(job, name, principal)
@@ -141,6 +145,9 @@ async def _await_release(
             {**dict(error.get("details") or {}), "job": str(job.id)},
             code=stored_code(error.get("code"), ErrorCode.PUBLICATION_FAILED),
         )
+    if job.status == "succeeded" and dry_run:
+        answer = publishing.dry_run_answer(job, principal)
+        return JSONResponse(answer.model_dump(mode="json"), status_code=200)
     if job.status != "succeeded" or job.release_no is None:
         return JSONResponse(job_body.model_dump(mode="json"), status_code=202)
     async with runtime.db.session() as session:

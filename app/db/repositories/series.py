@@ -42,7 +42,7 @@ class SeriesRepository:
         return {int(series_id): int(n) for series_id, n in rows.all()}
 
     async def jobs_in_flight(self, series_id: int) -> Sequence[uuid.UUID]:
-        """The series' jobs that are queued or running (they may yet publish)."""
+        """The series' jobs that are queued or running (publications and dry runs)."""
         found = await self.session.scalars(
             select(Job.id)
             .where(Job.series_id == series_id, Job.status.in_(("queued", "running")))
