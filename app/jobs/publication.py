@@ -54,6 +54,7 @@ from app.observability import (
     COUNTERFEITS,
     DRY_RUNS,
     JOBS,
+    JOBS_RUNNING,
     PHASE_SECONDS,
     ROWS_PUBLISHED,
     SUPPRESSED,
@@ -110,6 +111,8 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
             return
         tracker = ProgressTracker()
         flusher = asyncio.create_task(flush_progress(runtime.db, job_id, tracker))
+        running = JOBS_RUNNING.labels(kind)
+        running.inc()
         try:
             if kind == "dry_run":
                 await _dry_run(runtime, job_id, tracker, flusher)
@@ -155,6 +158,7 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
                 tracker,
             )
         finally:
+            running.dec()
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await flusher
