@@ -6,10 +6,14 @@ It calls the same services as the API.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import os
+import shutil
 import signal
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Annotated
@@ -19,7 +23,13 @@ import sqlalchemy.exc
 import typer
 
 from app import cli_attack, cli_export, cli_verify
-from app.observability import configure_logging, logging_config
+from app.observability import (
+    configure_logging,
+    end_metrics_process,
+    logging_config,
+    serve_worker_metrics,
+    start_metrics_process,
+)
 from app.settings import Settings, get_settings
 
 __all__ = ["cli", "main"]
@@ -125,24 +135,53 @@ def serve(
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_format)
     _migrate(_database_url())
-    # One formatter for uvicorn's own lines and the access log (no query strings) in every
-    # worker process: JSON lines with SERIALPUB_LOG_FORMAT=json.
-    uvicorn.run(
-        "app.api.main:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        proxy_headers=True,
-        timeout_graceful_shutdown=settings.http_shutdown_grace_s,
-        log_level=settings.log_level.lower(),
-        log_config=logging_config(settings.log_level, settings.log_format),
-    )
+    with _shared_metrics(workers):
+        # One formatter for uvicorn's own lines and the access log (no query strings) in
+        # every worker process: JSON lines with SERIALPUB_LOG_FORMAT=json.
+        uvicorn.run(
+            "app.api.main:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            proxy_headers=True,
+            timeout_graceful_shutdown=settings.http_shutdown_grace_s,
+            log_level=settings.log_level.lower(),
+            log_config=logging_config(settings.log_level, settings.log_format),
+        )
+
+
+@contextlib.contextmanager
+def _shared_metrics(workers: int) -> Iterator[None]:
+    """With several worker processes, one ``PROMETHEUS_MULTIPROC_DIR`` for all of them, so
+    that ``/metrics`` sums them whichever answers (app.observability): the operator's, or a
+    temporary directory removed when ``serve`` ends. uvicorn spawns its workers, which read
+    the variable when they import prometheus-client; one worker runs in this process, which
+    imported it already and counts for itself alone, as it should."""
+    if workers < 2 or os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="serialpub-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    try:
+        yield
+    finally:
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @cli.command()
 def worker(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Jobs at once")] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=65535,
+            help="Serve Prometheus /metrics on this port (SERIALPUB_WORKER_METRICS_PORT; "
+            "address: SERIALPUB_WORKER_METRICS_HOST, default 127.0.0.1)",
+        ),
+    ] = None,
 ) -> None:
     """Run a job worker (for more machines; the API runs one in-process by default)."""
     from app.jobs.worker import run_worker
@@ -152,7 +191,13 @@ def worker(
     settings = get_settings()
     if concurrency is not None:
         settings = settings.model_copy(update={"worker_concurrency": concurrency})
+    if metrics_port is not None:
+        settings = settings.model_copy(update={"worker_metrics_port": metrics_port})
     configure_logging(settings.log_level, settings.log_format)
+    start_metrics_process()
+    metrics = None
+    if settings.worker_metrics_port is not None:
+        metrics = serve_worker_metrics(settings.worker_metrics_host, settings.worker_metrics_port)
 
     async def run() -> None:
         runtime = await start_runtime(settings)
@@ -162,7 +207,12 @@ def worker(
         finally:
             await runtime.db.dispose()
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    finally:
+        if metrics is not None:
+            metrics[0].shutdown()
+        end_metrics_process()
 
 
 @cli.command()

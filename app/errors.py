@@ -23,6 +23,7 @@ __all__ = [
     "Forbidden",
     "NotFound",
     "Conflict",
+    "Gone",
     "PayloadTooLarge",
     "UnsupportedMediaType",
     "Unprocessable",
@@ -73,6 +74,13 @@ class NotFound(AppError):
 class Conflict(AppError):
     status_code = 409
     code = ErrorCode.CONFLICT
+
+
+class Gone(AppError):
+    """Known, and no longer served (a withdrawn release)."""
+
+    status_code = 410
+    code = ErrorCode.RELEASE_WITHDRAWN
 
 
 class PayloadTooLarge(AppError):

@@ -1,16 +1,43 @@
-"""Metrics (Prometheus) and structured logs (structlog, with the job id bound)."""
+"""Metrics (Prometheus) and structured logs (structlog, with the job id bound).
+
+**Metrics across processes.** Each process counts in its own memory, so with ``serve
+--workers 2`` two scrapes of ``/metrics`` would answer two processes' counts. In
+prometheus-client's multiprocess mode every process writes its values to files of one
+directory, ``PROMETHEUS_MULTIPROC_DIR``, and :func:`metrics_exposition` sums them: ``serve``
+with more than one worker process sets one up (a temporary directory, unless the variable is
+set), so ``/metrics`` answers the same whichever process serves it. The variable is read when
+prometheus-client is imported: a process that serves metrics must have it in its environment
+from its start (uvicorn's worker processes are spawned with it). A ``serialpub worker``
+(another container, its own pid namespace: its files would collide with the API's) serves its
+own ``/metrics`` instead (``SERIALPUB_WORKER_METRICS_PORT``, :func:`serve_worker_metrics`).
+"""
 
 from __future__ import annotations
 
 import logging
 import logging.config
 import os
+import re
 import sys
+import threading
+from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
+from wsgiref.simple_server import WSGIServer
 
+import psutil
 import structlog
-from prometheus_client import Counter, Histogram
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+    start_http_server,
+)
 
 __all__ = [
     "REQUESTS",
@@ -19,11 +46,25 @@ __all__ = [
     "ROWS_PUBLISHED",
     "COUNTERFEITS",
     "JOBS",
+    "DRY_RUNS",
+    "JOBS_RUNNING",
+    "METRICS_CONTENT_TYPE",
+    "MULTIPROC_DIR",
     "configure_logging",
     "configure_structlog",
+    "end_metrics_process",
     "logger",
     "logging_config",
+    "metrics_exposition",
+    "serve_worker_metrics",
+    "start_metrics_process",
 ]
+
+#: Where this process writes its metrics for the others to sum (multiprocess mode), as it was
+#: when prometheus-client was imported (which decided then how values are kept); ``None``:
+#: this process keeps them in memory and answers for itself alone.
+MULTIPROC_DIR: str | None = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 REQUESTS = Counter("serialpub_http_requests_total", "HTTP requests", ["method", "route", "status"])
 REQUEST_SECONDS = Histogram(
@@ -40,6 +81,17 @@ COUNTERFEITS = Counter(
     "serialpub_counterfeits_published_total", "Published counterfeit rows (BP + FP1)", ["method"]
 )
 JOBS = Counter("serialpub_jobs_total", "Publication jobs by outcome", ["status"])
+DRY_RUNS = Counter(
+    "serialpub_dry_runs_total", "Dry runs (dry_run=true) by outcome; nothing stored", ["status"]
+)
+#: Summed over the live processes only: a process that ended (or died, see
+#: :func:`start_metrics_process`) runs no job.
+JOBS_RUNNING = Gauge(
+    "serialpub_jobs_running",
+    "Jobs being computed now, by kind (publish, dry_run)",
+    ["kind"],
+    multiprocess_mode="livesum",
+)
 SUPPRESSED = Counter(
     "serialpub_suppressed_copies_total",
     "Private-term copies suppressed as the last resort of the post-condition (design.md §5)",
@@ -47,6 +99,55 @@ SUPPRESSED = Counter(
 )
 
 _configured = False
+
+#: ``gauge_livesum_123.db`` and the like: the live gauges of process 123.
+_LIVE_FILE = re.compile(r"^gauge_live[a-z]*_(\d+)\.db$")
+
+
+def metrics_exposition() -> bytes:
+    """The Prometheus text of every process that writes to :data:`MULTIPROC_DIR`, summed
+    (each gauge by its mode); without it, this process' own."""
+    return generate_latest(_registry())
+
+
+def _registry() -> CollectorRegistry:
+    """What this process exposes: the directory's sums, else its own registry."""
+    if MULTIPROC_DIR is None:
+        return REGISTRY
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, MULTIPROC_DIR)  # type: ignore[no-untyped-call]
+    return registry
+
+
+def _forget(pid: int) -> None:
+    """Drop process ``pid``'s live gauges from the directory's sums."""
+    assert MULTIPROC_DIR is not None
+    multiprocess.mark_process_dead(pid, MULTIPROC_DIR)  # type: ignore[no-untyped-call]
+
+
+def start_metrics_process() -> None:
+    """A process that serves or counts starts: forget the live gauges of processes of the
+    directory that are gone (killed, crashed) and could not say so, so that a job they were
+    running is not counted as running for ever. Their counters stay: what they counted
+    happened."""
+    if MULTIPROC_DIR is None:
+        return
+    for path in Path(MULTIPROC_DIR).glob("gauge_live*.db"):
+        found = _LIVE_FILE.match(path.name)
+        if found is not None and not psutil.pid_exists(int(found[1])):
+            _forget(int(found[1]))
+
+
+def end_metrics_process() -> None:
+    """This process is ending: its live gauges leave the sums."""
+    if MULTIPROC_DIR is not None:
+        _forget(os.getpid())
+
+
+def serve_worker_metrics(host: str, port: int) -> tuple[WSGIServer, threading.Thread]:
+    """``GET /metrics`` of a ``serialpub worker`` on ``host:port``, in a daemon thread
+    (prometheus-client's own server: a worker has no HTTP stack otherwise)."""
+    return start_http_server(port, host, _registry())
 
 
 class PathOnly(logging.Filter):

@@ -17,6 +17,7 @@ from app.observability import logger
 from app.services.auth import configure_reader_cache, ensure_admin_token
 from app.services.identity import resolve_secret
 from app.services.renderings import configure_memory
+from app.services.withdrawal import configure_withdrawn_cache
 from app.settings import Settings
 
 __all__ = ["Runtime", "current_runtime", "set_runtime", "start_runtime"]
@@ -54,6 +55,7 @@ async def start_runtime(settings: Settings) -> Runtime:
     configure_memory(settings.render_cache_bytes)
     RELEASE_CACHE.resize(settings.release_cache_rows)
     configure_reader_cache(settings.read_auth_cache_s)
+    configure_withdrawn_cache(settings.read_auth_cache_s)
     async with db.session() as session:
         secret = await resolve_secret(session, settings.secret)
         if settings.admin_token and not await ensure_admin_token(session, settings.admin_token):

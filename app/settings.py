@@ -91,6 +91,12 @@ class Settings(BaseSettings):
     log_level: str = Field("INFO", alias="SERIALPUB_LOG_LEVEL")
     #: A file ``serialpub worker`` touches while it is alive (``serialpub healthcheck --worker``).
     worker_heartbeat_file: Path | None = Field(None, alias="SERIALPUB_WORKER_HEARTBEAT_FILE")
+    #: Where ``serialpub worker`` serves its Prometheus ``/metrics`` (``None``: nowhere); the
+    #: API's ``/metrics`` sums its own processes only (app.observability).
+    worker_metrics_port: int | None = Field(
+        None, alias="SERIALPUB_WORKER_METRICS_PORT", ge=1, le=65535
+    )
+    worker_metrics_host: str = Field("127.0.0.1", alias="SERIALPUB_WORKER_METRICS_HOST")
     # Secrets as files (compose/Kubernetes secrets), never as literals in the environment.
     secret_file: Path | None = Field(None, alias="SERIALPUB_SECRET_FILE")
     admin_token_file: Path | None = Field(None, alias="SERIALPUB_ADMIN_TOKEN_FILE")

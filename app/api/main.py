@@ -15,7 +15,12 @@ from app.api.errors import install_error_handlers
 from app.api.metrics import MetricsMiddleware
 from app.api.openapi import install_openapi
 from app.api.routes import attacks, health, jobs, keys, ledger, releases, risk, series
-from app.observability import configure_logging, logger
+from app.observability import (
+    configure_logging,
+    end_metrics_process,
+    logger,
+    start_metrics_process,
+)
 from app.runtime import set_runtime, start_runtime
 from app.settings import Settings, get_settings
 
@@ -28,6 +33,7 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         configure_logging(settings.log_level, settings.log_format)
+        start_metrics_process()
         runtime = await start_runtime(settings)
         app.state.runtime = runtime
         set_runtime(runtime)
@@ -56,6 +62,7 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
                         worker.result()
             await runtime.db.dispose()
             set_runtime(None)
+            end_metrics_process()
 
     return lifespan
 

@@ -18,12 +18,12 @@ from pydantic import BaseModel
 from app.core.errors import ErrorCode
 from app.schemas.errors import ERROR_EXAMPLES
 from app.schemas.keys import KeyCreate
-from app.schemas.releases import ReleaseBody
+from app.schemas.releases import ReleaseBody, WithdrawalIn
 from app.schemas.series import SeriesCreate
 
 __all__ = ["RELEASE_BODY", "install_openapi"]
 
-_BODY_MODELS: tuple[type[BaseModel], ...] = (ReleaseBody, KeyCreate, SeriesCreate)
+_BODY_MODELS: tuple[type[BaseModel], ...] = (ReleaseBody, KeyCreate, SeriesCreate, WithdrawalIn)
 _ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
 _BODY_ERRORS = ("400", "413", "415", "422")
 _DESCRIPTIONS = {
@@ -32,6 +32,7 @@ _DESCRIPTIONS = {
     "403": "Known key, wrong role or series",
     "404": "Not found",
     "409": "Conflict",
+    "410": "Gone: withdrawn",
     "413": "Body over the limit",
     "415": "Content type, charset or encoding not accepted",
     "422": "Invalid input, named in the error body",

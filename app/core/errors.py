@@ -43,6 +43,11 @@ class ErrorCode(StrEnum):
     NAME_TAKEN = "name_taken"
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     JOB_FINISHED = "job_finished"
+    ALREADY_WITHDRAWN = "already_withdrawn"
+    SERIES_HAS_RELEASES = "series_has_releases"
+    SERIES_HAS_JOBS = "series_has_jobs"
+    # 410: there, and no longer served.
+    RELEASE_WITHDRAWN = "release_withdrawn"
     # 413, 415, 416: the representation.
     PAYLOAD_TOO_LARGE = "payload_too_large"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"

@@ -29,9 +29,14 @@ __all__ = ["submit"]
 
 
 async def submit(
-    connection: psycopg.AsyncConnection[object], job_id: uuid.UUID, series_id: int
+    connection: psycopg.AsyncConnection[object],
+    job_id: uuid.UUID,
+    series_id: int,
+    *,
+    dry_run: bool = False,
 ) -> int:
-    """Queue the publication of job ``job_id`` in the caller's transaction (a rollback
-    leaves no job); returns the procrastinate job's id. The jobs of a series run one at a
-    time, in the order they were submitted (docs/api.md "POST /v1/series/{name}/releases")."""
-    return await defer_publication(connection, job_id, series_id)
+    """Queue the publication (or ``dry_run``) of job ``job_id`` in the caller's transaction
+    (a rollback leaves no job); returns the procrastinate job's id. The publications of a
+    series run one at a time, in the order they were submitted; dry runs beside them
+    (docs/api.md "POST /v1/series/{name}/releases")."""
+    return await defer_publication(connection, job_id, series_id, dry_run=dry_run)

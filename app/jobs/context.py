@@ -9,6 +9,7 @@ publishes, stores): the context is built after that lock, in the publication's t
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -20,12 +21,14 @@ from app.core.history import SeriesHistory
 from app.core.methods import Method
 from app.db.models import Job, Series
 from app.db.repositories.release_load import RELEASE_CACHE
+from app.jobs.handoff import HandOff, pack_history, pack_state
 from app.methods.registry import get_method
 from app.services.history import PackedHistory, load_keyed_history, load_packed_history
+from app.services.risk import default_r_th
 from app.services.semantic_audit import audit_settings
 from app.services.series import echoed_params, effective_params
 
-__all__ = ["JobContext", "build_context"]
+__all__ = ["JobContext", "build_context", "build_handoff"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,4 +79,33 @@ async def build_context(session: AsyncSession, job: Job, series: Series) -> JobC
         release_ids=tuple(release_ids),
         label=job.label,
         extra_private_terms=tuple(job.extra_private_terms),
+    )
+
+
+async def build_handoff(payload: bytes, context: JobContext) -> HandOff:
+    """The compute child's input for ``context``'s job (a publication or a dry run). Past
+    releases this worker has packed before (or whose child packed them) are reused; the
+    others are packed now, off the event loop, and kept beside the cached releases for the
+    series' next job."""
+    if context.packed is not None:
+        releases, state = context.packed.releases, pack_state(context.packed.state)
+    else:
+        assert context.history is not None
+        cached = [RELEASE_CACHE.get_packed(i) for i in context.release_ids]
+        releases, state = await asyncio.to_thread(pack_history, context.history, cached)
+        for release_id, old, blob in zip(context.release_ids, cached, releases, strict=True):
+            if old is None:
+                RELEASE_CACHE.put_packed(release_id, blob)
+    series = context.series
+    return HandOff(
+        method=context.method.name,
+        params=context.params,
+        payload=payload,
+        series_terms=list(series.private_terms),
+        extra_terms=list(context.extra_private_terms),
+        private_match=series.private_match,  # type: ignore[arg-type]
+        releases=releases,
+        state=state,
+        label=context.label,
+        risk_r_th=default_r_th(series),
     )

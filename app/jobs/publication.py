@@ -15,6 +15,10 @@
 
 A job whose release is committed never fails: an interruption after the commit (the worker
 stopping or dying during the audit) finishes it as succeeded, without its audit.
+
+A **dry run** (:mod:`app.jobs.dry_run`) takes the same steps without the lock and the store:
+its history is read in a short transaction, computed in the child, and only its answer is
+written, to the job's row.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import contextlib
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -41,14 +45,16 @@ from app.db.repositories.release_store import store_publication
 from app.errors import AppError, from_core
 from app.jobs.audit import ATTACK_PHASE, AUDIT_START, audit_publication
 from app.jobs.compute import Computed, publish_isolated
-from app.jobs.context import JobContext, build_context
-from app.jobs.handoff import HandOff, pack_history, pack_state
+from app.jobs.context import JobContext, build_context, build_handoff
+from app.jobs.dry_run import dry_run_result
 from app.jobs.processes import current_process
 from app.jobs.progress import ProgressTracker, flush_progress, write_progress
 from app.methods.storage import storage_of
 from app.observability import (
     COUNTERFEITS,
+    DRY_RUNS,
     JOBS,
+    JOBS_RUNNING,
     PHASE_SECONDS,
     ROWS_PUBLISHED,
     SUPPRESSED,
@@ -56,9 +62,8 @@ from app.observability import (
 )
 from app.runtime import Runtime
 from app.services.memory import give_back_memory
-from app.services.publishing import CANCELLED
+from app.services.publishing import CANCELLED, FINISHED
 from app.services.renderings import store_release_documents, store_risk_documents
-from app.services.risk import default_r_th
 
 __all__ = ["run_job", "note_interruption"]
 
@@ -88,14 +93,30 @@ class _Published:
     compute_s: float
 
 
+#: What a started job is: a publication, or a dry run that stores nothing.
+_Kind = Literal["publish", "dry_run"]
+
+
+def _count(job: Job, status: str) -> None:
+    """A job's outcome in the metrics: publications and dry runs apart."""
+    (DRY_RUNS if job.dry_run else JOBS).labels(status).inc()
+
+
 async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
-    """Publish the corpus of job ``job_id``; never raises for a failed publication."""
+    """Publish the corpus of job ``job_id`` (or compute its dry run); never raises for a
+    failed publication."""
     with structlog.contextvars.bound_contextvars(job_id=str(job_id)):
-        if not await _start(runtime, job_id):
+        kind = await _start(runtime, job_id)
+        if kind is None:
             return
         tracker = ProgressTracker()
         flusher = asyncio.create_task(flush_progress(runtime.db, job_id, tracker))
+        running = JOBS_RUNNING.labels(kind)
+        running.inc()
         try:
+            if kind == "dry_run":
+                await _dry_run(runtime, job_id, tracker, flusher)
+                return
             async with runtime.db.session() as session:
                 published = await _publish(session, runtime, job_id, tracker, flusher)
             # Committed: later jobs of this process find the release without loading it.
@@ -137,6 +158,7 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
                 tracker,
             )
         finally:
+            running.dec()
             flusher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await flusher
@@ -144,24 +166,24 @@ async def run_job(runtime: Runtime, job_id: uuid.UUID) -> None:
             await asyncio.to_thread(give_back_memory)
 
 
-async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
-    """Mark the job running; ``False`` when there is nothing (more) to do."""
+async def _start(runtime: Runtime, job_id: uuid.UUID) -> _Kind | None:
+    """Mark the job running and say what it is; ``None`` when there is nothing (more) to do."""
     async with runtime.db.session() as session:
         repo = JobRepository(session)
         job = await repo.get(job_id, for_update=True)
-        if job is None or job.status in ("succeeded", "failed"):
-            return False
+        if job is None or job.status in FINISHED:
+            return None
         if job.release_no is not None:
             # A run before this one committed the release, then died in its audit: the
             # release stands and its ground truth (the child's result) is gone with it.
             await repo.finish(job, "succeeded", phase="store", progress=1.0)
-            JOBS.labels("succeeded").inc()
+            _count(job, "succeeded")
             _log.warning("job's release was committed before an interruption; audit skipped")
-            return False
+            return None
         if job.cancel_requested_at is not None:
             await repo.finish(job, "failed", error=CANCELLED)
-            JOBS.labels("cancelled").inc()
-            return False
+            _count(job, "cancelled")
+            return None
         if job.attempts >= runtime.settings.job_max_attempts:
             await repo.finish(
                 job,
@@ -172,14 +194,14 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> bool:
                     "details": {"attempts": job.attempts},
                 },
             )
-            JOBS.labels("failed").inc()
-            return False
+            _count(job, "failed")
+            return None
         job.attempts += 1
         job.status, job.started_at, job.phase, job.progress = "running", utcnow(), None, 0.0
         me = current_process()
         job.worker_host, job.worker_pid, job.worker_started = me.host, me.pid, me.started
-        _log.info("job started", attempt=job.attempts)
-        return True
+        _log.info("job started", attempt=job.attempts, dry_run=job.dry_run)
+        return "dry_run" if job.dry_run else "publish"
 
 
 async def _publish(
@@ -195,15 +217,12 @@ async def _publish(
     job = await repo.get(job_id)
     assert job is not None
     await xact_lock(session, LockSpace.PUBLISH, job.series_id)
-    series = await session.get(Series, job.series_id)
-    payload = await repo.payload(job_id)
-    if series is None or payload is None:
-        raise AppError("the job's series or input is gone", code=ErrorCode.JOB_INPUT_MISSING)
+    series, payload = await _inputs(session, job)
     started = time.perf_counter()
     context = await build_context(session, job, series)
     load_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    handoff = await _handoff(payload, context)
+    handoff = await build_handoff(payload, context)
     del payload
     computed = await publish_isolated(handoff, tracker, tracker.pause)
     compute_seconds = time.perf_counter() - started
@@ -223,7 +242,9 @@ async def _publish(
         job.phase, job.progress = ATTACK_PHASE, AUDIT_START
         await session.flush()
         return published
-    seconds = _phase_seconds(job.phase_seconds, published, tracker.close())
+    seconds = _phase_seconds(
+        job.phase_seconds, published.load_s, published.compute_s, tracker.close()
+    )
     await repo.finish(
         job,
         "succeeded",
@@ -248,7 +269,9 @@ async def _finish_audited(
         job = await repo.get(context.job_id, for_update=True)
         if job is None or job.status in ("succeeded", "failed"):
             return
-        seconds = _phase_seconds(job.phase_seconds, published, tracker.close())
+        seconds = _phase_seconds(
+            job.phase_seconds, published.load_s, published.compute_s, tracker.close()
+        )
         values: dict[str, Any] = {}
         if audit_failed:
             # The auditors' only trace of why the release has no attack report (besides the
@@ -261,36 +284,53 @@ async def _finish_audited(
     _log.info("job succeeded", release_no=publication.release.release_no, seconds=seconds)
 
 
-async def _handoff(payload: bytes, context: JobContext) -> HandOff:
-    """The compute child's input. Past releases this worker has packed before (or whose
-    child packed them) are reused; the others are packed now, off the event loop, and kept
-    beside the cached releases for the series' next job."""
-    if context.packed is not None:
-        releases, state = context.packed.releases, pack_state(context.packed.state)
-    else:
-        assert context.history is not None
-        cached = [RELEASE_CACHE.get_packed(i) for i in context.release_ids]
-        releases, state = await asyncio.to_thread(pack_history, context.history, cached)
-        for release_id, old, blob in zip(context.release_ids, cached, releases, strict=True):
-            if old is None:
-                RELEASE_CACHE.put_packed(release_id, blob)
-    series = context.series
-    return HandOff(
-        method=context.method.name,
-        params=context.params,
-        payload=payload,
-        series_terms=list(series.private_terms),
-        extra_terms=list(context.extra_private_terms),
-        private_match=series.private_match,  # type: ignore[arg-type]
-        releases=releases,
-        state=state,
-        label=context.label,
-        risk_r_th=default_r_th(series),
-    )
+async def _inputs(session: AsyncSession, job: Job) -> tuple[Series, bytes]:
+    """The job's series and queued payload (``job_input_missing`` when either is gone)."""
+    series = await session.get(Series, job.series_id)
+    payload = await JobRepository(session).payload(job.id)
+    if series is None or payload is None:
+        raise AppError("the job's series or input is gone", code=ErrorCode.JOB_INPUT_MISSING)
+    return series, payload
+
+
+async def _dry_run(
+    runtime: Runtime, job_id: uuid.UUID, tracker: ProgressTracker, flusher: asyncio.Task[None]
+) -> None:
+    """Compute the job's release and risk as a publication would, against the series'
+    releases as they are now, and keep only the answer on the job's row. No series lock and
+    no transaction held while the child computes: nothing is stored that needs them."""
+    async with runtime.db.session() as session:
+        job = await JobRepository(session).get(job_id)
+        assert job is not None
+        series, payload = await _inputs(session, job)
+        started = time.perf_counter()
+        context = await build_context(session, job, series)
+        load_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    handoff = await build_handoff(payload, context)
+    del payload
+    computed = await publish_isolated(handoff, tracker, tracker.pause)
+    compute_seconds = time.perf_counter() - started
+    del handoff
+    flusher.cancel()
+    result = dry_run_result(context, computed)
+    report = _jsonable(computed.publication.report)
+    del computed
+    async with runtime.db.session() as session:
+        repo = JobRepository(session)
+        job = await repo.get(job_id, for_update=True)
+        if job is None or job.status in FINISHED:
+            return
+        seconds = _phase_seconds(job.phase_seconds, load_seconds, compute_seconds, tracker.close())
+        await repo.finish(
+            job, "succeeded", result=result, report=report, phase_seconds=seconds, progress=1.0
+        )
+    DRY_RUNS.labels("succeeded").inc()
+    _log.info("dry run succeeded", seconds=seconds)
 
 
 def _phase_seconds(
-    upload: dict[str, float] | None, published: _Published, tracked: dict[str, float]
+    upload: dict[str, float] | None, load_s: float, compute_s: float, tracked: dict[str, float]
 ) -> dict[str, float]:
     """The job's seconds per phase: the API's ``upload+parse``, ``load`` (the history, from
     the worker's cache or PostgreSQL), then from the compute child: ``prepare`` (the payload
@@ -303,10 +343,10 @@ def _phase_seconds(
     core = sum(v for k, v in tracked.items() if k not in ("store", ATTACK_PHASE))
     return {
         **(upload or {}),
-        "load": round(published.load_s, 4),
+        "load": round(load_s, 4),
         "prepare": tracked.get("prepare", 0.0),
         **tracked,
-        "ipc": round(max(published.compute_s - core, 0.0), 4),
+        "ipc": round(max(compute_s - core, 0.0), 4),
     }
 
 
@@ -343,17 +383,17 @@ async def _fail(
     async with runtime.db.session() as session:
         repo = JobRepository(session)
         job = await repo.get(job_id, for_update=True)
-        if job is None or job.status in ("succeeded", "failed"):
+        if job is None or job.status in FINISHED:
             return
         if job.release_no is not None:
             # Failed after its release was committed (finishing the audited job): the
             # release stands, so the job does not fail.
             seconds = {**(job.phase_seconds or {}), **tracker.close()}
             await repo.finish(job, "succeeded", phase_seconds=seconds, progress=1.0)
-            JOBS.labels("succeeded").inc()
+            _count(job, "succeeded")
             return
         await repo.finish(job, "failed", error=error, phase_seconds=tracker.close())
-    JOBS.labels("failed").inc()
+        _count(job, "failed")
 
 
 async def _interrupted(runtime: Runtime, job_id: uuid.UUID, tracker: ProgressTracker) -> None:
@@ -361,19 +401,19 @@ async def _interrupted(runtime: Runtime, job_id: uuid.UUID, tracker: ProgressTra
     async with runtime.db.session() as session:
         repo = JobRepository(session)
         job = await repo.get(job_id, for_update=True)
-        if job is None or job.status in ("succeeded", "failed"):
+        if job is None or job.status in FINISHED:
             return  # the commit went through before the cancellation arrived
         if job.release_no is not None:
             # Interrupted in its audit: the release is committed and stands; the audit, whose
             # ground truth was the child's result, is not run again.
             seconds = {**(job.phase_seconds or {}), **tracker.close()}
             await repo.finish(job, "succeeded", phase="store", progress=1.0, phase_seconds=seconds)
-            JOBS.labels("succeeded").inc()
+            _count(job, "succeeded")
             _log.warning("job interrupted in its audit; the release stands, unaudited")
             return
         if job.cancel_requested_at is not None:
             await repo.finish(job, "failed", error=CANCELLED, phase_seconds=tracker.close())
-            JOBS.labels("cancelled").inc()
+            _count(job, "cancelled")
             _log.info("job cancelled")
         else:
             note_interruption(job, "worker_shutdown")

@@ -40,18 +40,24 @@ async def open_queue(database_url: str, *, max_size: int = 4) -> AsyncIterator[p
 
 
 async def defer_publication(
-    connection: psycopg.AsyncConnection[object], job_id: uuid.UUID, series_id: int
+    connection: psycopg.AsyncConnection[object],
+    job_id: uuid.UUID,
+    series_id: int,
+    *,
+    dry_run: bool = False,
 ) -> int:
     """Defer the job inside the caller's transaction (a rollback leaves no job).
 
-    The procrastinate ``lock`` makes the jobs of one series run one at a time, in the order
-    they were created. The task is found by name (``allow_unknown=False``: the queue imports
-    :mod:`app.jobs.task` first, and a missing registration fails here, not in a worker).
+    The procrastinate ``lock`` makes the publications of one series run one at a time, in
+    the order they were created. A dry run takes no lock: it stores nothing, so it neither
+    waits for the series' queued publications nor holds them up. The task is found by name
+    (``allow_unknown=False``: the queue imports :mod:`app.jobs.task` first, and a missing
+    registration fails here, not in a worker).
     """
     return await queue.configure_task(
         PUBLISH_TASK,
         allow_unknown=False,
         queue=QUEUE_NAME,
-        lock=f"series:{series_id}",
+        lock=None if dry_run else f"series:{series_id}",
         connection=connection,
     ).defer_async(job_id=str(job_id))

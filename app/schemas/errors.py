@@ -30,6 +30,14 @@ ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
     ),
     404: _error(ErrorCode.NOT_FOUND, "no series 'prison-health'", series="prison-health"),
     409: _error(ErrorCode.NAME_TAKEN, "series 'prison-health' exists", name="prison-health"),
+    410: _error(
+        ErrorCode.RELEASE_WITHDRAWN,
+        "release 2 of series 'prison-health' was withdrawn: the 2023 snapshot was uploaded as 2024",
+        series="prison-health",
+        release_no=2,
+        withdrawn_at="2025-02-01T09:30:00Z",
+        reason="the 2023 snapshot was uploaded as 2024",
+    ),
     413: _error(
         ErrorCode.PAYLOAD_TOO_LARGE,
         "the body exceeds the limit of 268435456 bytes",

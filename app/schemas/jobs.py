@@ -8,6 +8,58 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.schemas.risk import RiskSummary
+
+SUMMARY_EXAMPLE: dict[str, Any] = {
+    "release_no": 1,
+    "label": "2024",
+    "method": "sanony",
+    "n_rows": 6,
+    "n_clusters": 3,
+    "counterfeits": 1,
+}
+
+
+class ReleaseSummary(BaseModel):
+    """A release as a publication (or a dry run) answers it."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [SUMMARY_EXAMPLE]})
+
+    release_no: int
+    label: str | None
+    method: str
+    n_rows: int
+    n_clusters: int
+    counterfeits: int = Field(
+        description="Published counterfeits: every counterfeit row, plus Kanony's global-bag "
+        "counterfeit copies"
+    )
+
+
+class DryRunOutcome(BaseModel):
+    """A finished dry run's answer: the release it would publish and its risk, nothing stored."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "release": SUMMARY_EXAMPLE,
+                    "risk": RiskSummary.model_config["json_schema_extra"]["examples"][0],  # type: ignore
+                    "warnings": [],
+                }
+            ]
+        }
+    )
+
+    release: ReleaseSummary
+    risk: RiskSummary = Field(
+        description="As the release's risk would read: every counterfeit row and the "
+        "suppressed copies for auditors and admins, the published figures for the others"
+    )
+    warnings: list[dict[str, str]] = Field(
+        default_factory=list, description="As a publication's answer says them (PublishResult)"
+    )
+
 
 class Interruption(BaseModel):
     """A run of the job that ended without a result; the job went back to the queue."""
@@ -99,4 +151,12 @@ class JobOut(BaseModel):
         None,
         description="Copies of each private term suppressed as the last resort (design.md §5), for "
         "the publisher that posted the job, auditors and admins; never in the public release",
+    )
+    dry_run: bool = Field(
+        False, description="A dry run (dry_run=true): computed like a publication, nothing stored"
+    )
+    result: DryRunOutcome | None = Field(
+        None,
+        description="A dry run that succeeded: the release it would publish and its risk; "
+        "null for publications and while the dry run runs",
     )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Union
+from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app.core.errors import WarningCode
-from app.schemas.jobs import JobOut
+from app.schemas.jobs import SUMMARY_EXAMPLE, JobOut, ReleaseSummary
 from app.schemas.risk import RiskSummary
 from app.schemas.terms import Term, Text
 
@@ -50,6 +50,33 @@ class ReleaseBody(BaseModel):
     transactions: list[TransactionIn] = Field(json_schema_extra={"minItems": 1})
 
 
+_REASON = "the 2023 snapshot was uploaded as 2024; the 2024 one follows as release 3"
+
+
+class Withdrawal(BaseModel):
+    """When and why an admin withdrew a release."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"at": "2025-02-01T09:30:00Z", "reason": _REASON}]}
+    )
+
+    at: dt.datetime
+    reason: str
+
+
+class WithdrawalIn(BaseModel):
+    """``POST /v1/series/{name}/releases/{release_no}/withdraw``."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"reason": _REASON}]})
+
+    reason: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)
+    ] = Field(
+        description="Why: shown to every reader of the series (the release list, the 410 "
+        "answer), and logged"
+    )
+
+
 class ReleaseListItem(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
@@ -61,6 +88,7 @@ class ReleaseListItem(BaseModel):
                     "n_rows": 6,
                     "n_clusters": 3,
                     "created_at": "2025-01-01T00:00:00Z",
+                    "withdrawn": None,
                 }
             ]
         }
@@ -72,6 +100,12 @@ class ReleaseListItem(BaseModel):
     n_rows: int
     n_clusters: int
     created_at: dt.datetime
+    withdrawn: Withdrawal | None = Field(
+        None,
+        description="Set once an admin withdrew the release: analysts and publishers get 410 "
+        "for it; it stays in the history later releases are judged against, and auditors and "
+        "admins still read it, its risk and its ledger",
+    )
 
 
 class ClusterOut(BaseModel):
@@ -171,32 +205,8 @@ class ReleaseOut(BaseModel):
     clusters: list[ClusterOut]
 
 
-_SUMMARY: dict[str, Any] = {
-    "release_no": 1,
-    "label": "2024",
-    "method": "sanony",
-    "n_rows": 6,
-    "n_clusters": 3,
-    "counterfeits": 1,
-}
-
-
-class ReleaseSummary(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"examples": [_SUMMARY]})
-
-    release_no: int
-    label: str | None
-    method: str
-    n_rows: int
-    n_clusters: int
-    counterfeits: int = Field(
-        description="Published counterfeits: every counterfeit row, plus Kanony's global-bag "
-        "counterfeit copies"
-    )
-
-
 class PublishResult(BaseModel):
-    """``wait=true`` (201) and ``dry_run=true`` (200)."""
+    """``wait=true`` (201) and ``dry_run=true&wait=true`` (200)."""
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -204,7 +214,7 @@ class PublishResult(BaseModel):
                 {
                     "dry_run": True,
                     "job": None,
-                    "release": _SUMMARY,
+                    "release": SUMMARY_EXAMPLE,
                     "risk": RiskSummary.model_config["json_schema_extra"]["examples"][0],  # type: ignore
                     "warnings": [],
                 }

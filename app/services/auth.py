@@ -28,6 +28,7 @@ __all__ = [
     "revoke_key",
     "authenticate",
     "authenticate_reader",
+    "clear_reader_cache",
     "configure_reader_cache",
     "ensure_admin_token",
     "list_keys",
@@ -160,6 +161,11 @@ _READERS = _ReaderCache()
 
 def configure_reader_cache(ttl: float) -> None:
     _READERS.ttl = ttl
+    _READERS.clear()
+
+
+def clear_reader_cache() -> None:
+    """Forget this process' readers (a series deleted: its id is no longer its name's)."""
     _READERS.clear()
 
 

@@ -1,7 +1,9 @@
 """Posting a release: job creation (202), idempotency, waiting (201) and dry runs.
 
 The transaction boundary is the caller's; this module only flushes. A job row, its
-transient input and its procrastinate job are created in one transaction.
+transient input and its procrastinate job are created in one transaction. A dry run is such
+a job too, computed by the worker like a publication (:mod:`app.jobs.dry_run`); its answer
+comes back on the job's row, never from this process.
 """
 
 from __future__ import annotations
@@ -11,39 +13,32 @@ import time
 import uuid
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.core import pipeline
-from app.core.errors import CoreError, ErrorCode, WarningCode
-from app.core.guarantees import guarantee_of
-from app.core.history import SeriesHistory
-from app.core.model import Publication
+from app.core.errors import ErrorCode
 from app.db.base import utcnow
 from app.db.engine import Database
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Job, Series
 from app.db.raw import driver_connection
 from app.db.repositories.jobs import JobRepository
-from app.errors import Conflict, NotFound, from_core
+from app.errors import Conflict, NotFound
 from app.jobs import submit
-from app.schemas.jobs import Interruption, JobOut
+from app.schemas.jobs import DryRunOutcome, Interruption, JobOut, ReleaseSummary
 from app.schemas.releases import PublishResult
+from app.schemas.risk import RiskSummary
 from app.services.auth import Principal
-from app.services.history import load_history
-from app.services.in_clear import published_earlier_warnings
 from app.services.ingest import Corpus
-from app.services.payload import encode_corpus, match_private_terms, publication_input
-from app.services.releases import summary
-from app.services.risk import assess, default_r_th, public_counterfeits, risk_summary
-from app.services.series import echoed_params, effective_params, series_warnings
+from app.services.payload import encode_corpus, match_private_terms
+from app.services.series import series_warnings
 
 __all__ = [
     "CANCELLED",
     "FINISHED",
     "cancel_job",
     "create_job",
-    "dry_run",
+    "dry_run_answer",
     "get_job",
     "job_out",
     "posting_warnings",
@@ -72,6 +67,9 @@ def job_out(
     private = principal is not None and principal.sees_private
     poster = principal is not None and job.api_key_id == principal.key_id
     found = (job.report or {}).get("suppressed")
+    outcome = _outcome(job, private)
+    if warnings is None and outcome is not None:
+        warnings = list(outcome.warnings)
     return JobOut(
         id=job.id,
         series=series_name,
@@ -89,6 +87,35 @@ def job_out(
         phase_seconds=job.phase_seconds if private else None,
         suppressed=dict(found) if isinstance(found, dict) and (private or poster) else None,
         warnings=warnings if warnings is not None else list((job.report or {}).get("warnings", [])),
+        dry_run=job.dry_run,
+        result=outcome,
+    )
+
+
+def _outcome(job: Job, sees_private: bool) -> DryRunOutcome | None:
+    """A finished dry run's answer (:func:`app.jobs.dry_run.dry_run_result`) for its reader:
+    every counterfeit row and the suppressed copies for auditors and admins, what the
+    release would publish for everybody else."""
+    if not job.dry_run or not job.result:
+        return None
+    result = job.result
+    return DryRunOutcome(
+        release=ReleaseSummary.model_validate(result["release"]),
+        risk=RiskSummary.model_validate(result["risk"]["private" if sees_private else "public"]),
+        warnings=list(result.get("warnings", [])),
+    )
+
+
+def dry_run_answer(job: Job, principal: Principal) -> PublishResult:
+    """The ``dry_run=true&wait=true`` answer (200) of a dry run that succeeded."""
+    outcome = _outcome(job, principal.sees_private)
+    assert outcome is not None, "a succeeded dry run keeps its answer"
+    return PublishResult(
+        dry_run=True,
+        job=None,
+        release=outcome.release,
+        risk=outcome.risk,
+        warnings=outcome.warnings,
     )
 
 
@@ -99,12 +126,18 @@ async def create_job(
     corpus: Corpus,
     idempotency_key: str | None,
     upload_seconds: float | None = None,
+    *,
+    dry_run: bool = False,
 ) -> tuple[Job, bool]:
     """The queued job for ``corpus``; ``(job, True)`` when an Idempotency-Key replays one.
 
     ``upload_seconds``: the API's time to receive and parse the body, which opens the job's
-    ``phase_seconds`` (as ``upload+parse``; the worker adds its phases)."""
+    ``phase_seconds`` (as ``upload+parse``; the worker adds its phases). A ``dry_run`` job
+    ignores ``idempotency_key``: a dry run stores nothing to replay, and a key it took would
+    answer the real post that follows with the dry run."""
     repo = JobRepository(session)
+    if dry_run:
+        idempotency_key = None
     if idempotency_key is not None:
         # Scoped by the API key: another publisher's key of the same name is another key.
         await xact_lock(session, LockSpace.IDEMPOTENCY, f"{principal.key_id}:{idempotency_key}")
@@ -121,6 +154,10 @@ async def create_job(
             return job, True
     # Serialise job creation per series so that creation order is commit order.
     await xact_lock(session, LockSpace.POST, series.id)
+    # Under that lock a series' deletion (app.services.series) cannot interleave: a series
+    # deleted since the caller read it answers 404, not a foreign-key violation.
+    if await session.scalar(select(Series.id).where(Series.id == series.id)) is None:
+        raise NotFound(f"no series {series.name!r}", {"series": series.name})
     job = Job(
         id=uuid.uuid4(),
         series_id=series.id,
@@ -132,6 +169,7 @@ async def create_job(
         n_transactions=len(corpus),
         attempts=0,
         phase_seconds={} if upload_seconds is None else {"upload+parse": round(upload_seconds, 4)},
+        dry_run=dry_run,
         # The lock above orders creations; now() is the transaction's start, which can
         # precede another post's lock: the clock after the lock keeps created_at in posting
         # (and numbering) order.
@@ -139,7 +177,9 @@ async def create_job(
     )
     payload = await asyncio.to_thread(encode_corpus, corpus.compact)
     await repo.add(job, payload)
-    job.procrastinate_job_id = await submit(await driver_connection(session), job.id, series.id)
+    job.procrastinate_job_id = await submit(
+        await driver_connection(session), job.id, series.id, dry_run=dry_run
+    )
     if idempotency_key is not None:
         await repo.add_idempotency(
             principal.key_id, idempotency_key, series.id, corpus.body_hash, job.id
@@ -223,73 +263,3 @@ async def wait_for_job(db: Database, job_id: uuid.UUID, timeout: float) -> Job:
             return job
         await asyncio.sleep(delay)
         delay = min(delay * 1.5, 0.5)
-
-
-async def dry_run(
-    session: AsyncSession, principal: Principal, series: Series, corpus: Corpus
-) -> PublishResult:
-    """Compute the release and its risk as if published now; store nothing."""
-    history = await load_history(session, series)
-    publication, warnings = await _compute(series, history, corpus)
-    releases = [*history.releases, publication.release]
-    risk = await assess(series.id, releases, len(releases) - 1, default_r_th(series))
-    release = publication.release
-    if principal.sees_private:
-        cf, public = publication.ledger.counterfeit_rows + release.global_counterfeits, False
-    else:
-        cf, public = public_counterfeits(release), True
-    return PublishResult(
-        dry_run=True,
-        job=None,
-        release=summary(publication.release, series.method),
-        risk=risk_summary(
-            risk,
-            publication.release,
-            cf,
-            public,
-            dict(publication.ledger.suppressed) if principal.sees_private else None,
-            guarantee=guarantee_of(series.method, echoed_params(series)),
-        ),
-        warnings=[*series_warnings(series), *warnings],
-    )
-
-
-async def _compute(
-    series: Series, history: SeriesHistory, corpus: Corpus
-) -> tuple[Publication, list[dict[str, str]]]:
-    transactions, private_terms, warnings = await asyncio.to_thread(
-        publication_input,
-        corpus.compact,
-        series.private_terms,
-        corpus.private_terms,
-        series.private_match,  # type: ignore[arg-type]
-    )
-    try:
-        publication = await asyncio.to_thread(
-            pipeline.publish,
-            series.method,
-            history,
-            transactions,
-            private_terms,
-            effective_params(series),
-            None,
-        )
-    except CoreError as exc:
-        raise from_core(exc) from None
-    publication.release.release_no = history.next_release_no
-    publication.release.label = corpus.label
-    # As the job's report says it (app.jobs.compute): a term made private here that
-    # earlier releases printed in clear.
-    warnings += published_earlier_warnings(
-        history.releases,
-        private_terms,
-        series.private_match,  # type: ignore[arg-type]
-    )
-    # The core's own (a disclosing population rate); the seed's comes with the series'.
-    found = publication.report.get("warnings")
-    warnings += [
-        w
-        for w in (found if isinstance(found, list) else [])
-        if w.get("code") != WarningCode.PUBLISHER_SEED
-    ]
-    return publication, warnings

@@ -13,10 +13,11 @@ from app.db.repositories.release_load import load_releases
 from app.db.repositories.releases import ReleaseRepository
 from app.errors import NotFound
 from app.io.public import public_counterfeit_rows
-from app.schemas.releases import ReleaseListItem, ReleaseSummary
+from app.schemas.jobs import ReleaseSummary
+from app.schemas.releases import ReleaseListItem, Withdrawal
 from app.services.history import attach_layouts
 
-__all__ = ["get_release", "get_release_model", "list_releases", "summary"]
+__all__ = ["get_release", "get_release_model", "list_releases", "summary", "withdrawn"]
 
 
 async def list_releases(session: AsyncSession, series: Series) -> list[ReleaseListItem]:
@@ -28,9 +29,17 @@ async def list_releases(session: AsyncSession, series: Series) -> list[ReleaseLi
             n_rows=r.n_rows,
             n_clusters=r.n_clusters,
             created_at=r.created_at,
+            withdrawn=withdrawn(r),
         )
         for r in await ReleaseRepository(session).list(series.id)
     ]
+
+
+def withdrawn(model: Release) -> Withdrawal | None:
+    """When and why the release was withdrawn; ``None`` while it is served to everyone."""
+    if model.withdrawn_at is None:
+        return None
+    return Withdrawal(at=model.withdrawn_at, reason=model.withdrawal_reason or "")
 
 
 async def get_release_model(session: AsyncSession, series: Series, release_no: int) -> Release:

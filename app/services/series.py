@@ -18,11 +18,16 @@ from app.db.repositories.series import SeriesRepository
 from app.errors import Conflict, NotFound, from_core
 from app.io.terms import normalize_private_terms
 from app.methods.registry import get_method
+from app.observability import logger
 from app.schemas.series import SeriesCreate, SeriesOut
+from app.services.auth import Principal, clear_reader_cache
 from app.settings import SEED_REFUSED
+
+_log = logger("serialpub.admin")
 
 __all__ = [
     "create_series",
+    "delete_series",
     "get_series",
     "list_series",
     "series_out",
@@ -128,3 +133,38 @@ async def list_series(session: AsyncSession) -> Sequence[tuple[Series, int]]:
     repo = SeriesRepository(session)
     counts = await repo.release_counts()
     return [(s, counts.get(s.id, 0)) for s in await repo.list()]
+
+
+async def delete_series(session: AsyncSession, principal: Principal, name: str) -> None:
+    """Delete a series that has published nothing (docs/api.md "DELETE /v1/series/{name}").
+
+    409 ``series_has_releases`` once it has a release (withdrawn ones included: they were
+    public, and later releases are judged against them), and ``series_has_jobs`` while a job
+    of it is queued or running (it may yet publish; cancel it first). Under the series' post
+    lock no job is created meanwhile (:func:`app.services.publishing.create_job` then finds
+    the series gone: 404). Its finished jobs, idempotency keys and background corpus go with
+    it; keys scoped to its name stay, and apply to a series created again under that name.
+    Logged with the admin's key id and role."""
+    series = await get_series(session, name)
+    await xact_lock(session, LockSpace.POST, series.id)
+    repo = SeriesRepository(session)
+    releases = await repo.release_count(series.id)
+    if releases:
+        raise Conflict(
+            f"series {name!r} has {releases} release(s); a series that published cannot be "
+            "deleted (withdraw a mistaken release instead)",
+            {"series": name, "releases": releases},
+            code=ErrorCode.SERIES_HAS_RELEASES,
+        )
+    jobs = await repo.jobs_in_flight(series.id)
+    if jobs:
+        raise Conflict(
+            f"series {name!r} has {len(jobs)} queued or running job(s); cancel them first",
+            {"series": name, "jobs": [str(job) for job in jobs]},
+            code=ErrorCode.SERIES_HAS_JOBS,
+        )
+    await repo.delete(series.id)
+    await session.flush()
+    # A reader's cached id of this name must not outlive it (a series may be created again).
+    clear_reader_cache()
+    _log.info("series deleted", series=name, key_id=str(principal.key_id), role=principal.role)

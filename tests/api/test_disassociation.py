@@ -106,7 +106,7 @@ async def test_disassociation_series_end_to_end(client: httpx.AsyncClient) -> No
         assert {**lines[0], "clusters": lines[1:]} == whole
 
     dry = await client.post(
-        "/v1/series/clicks/releases?dry_run=true",
+        "/v1/series/clicks/releases?dry_run=true&wait=true",
         content=text(snapshot(9)),
         headers={**publisher, "Content-Type": "text/plain"},
     )

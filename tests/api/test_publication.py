@@ -181,7 +181,7 @@ async def test_dry_run_stores_nothing(client: httpx.AsyncClient) -> None:
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
     response = await client.post(
-        "/v1/series/prison-health/releases?dry_run=true", json=body(1), headers=publisher
+        "/v1/series/prison-health/releases?dry_run=true&wait=true", json=body(1), headers=publisher
     )
     assert response.status_code == 200, response.text
     result = response.json()
@@ -281,7 +281,7 @@ async def test_a_term_made_private_later_is_warned_of_and_never_printed_again(
         "rows": str(printed),
     }
     dry = await client.post(
-        f"{url}?dry_run=true", json=_grown_body(2, ["mansl"]), headers=publisher
+        f"{url}?dry_run=true&wait=true", json=_grown_body(2, ["mansl"]), headers=publisher
     )
     assert dry.status_code == 200, dry.text
     warned = [w for w in dry.json()["warnings"] if w["code"] == expected["code"]]
@@ -330,7 +330,7 @@ async def test_a_disclosing_population_rate_is_warned_of(client: httpx.AsyncClie
     publisher = await create_key(client, "publisher", "prison-health")
     url = "/v1/series/prison-health/releases"
     one_line = {"transactions": [{"terms": ["theft", "HIV"]}]}
-    for query in ("dry_run=true", "wait=true"):
+    for query in ("dry_run=true&wait=true", "wait=true"):
         response = await client.post(f"{url}?{query}", json=one_line, headers=publisher)
         assert response.status_code in (200, 201), response.text
         found = [

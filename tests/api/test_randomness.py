@@ -72,7 +72,9 @@ async def test_a_publisher_seed_is_warned_about_and_never_printed(
     queued = await client.post(URL.format("seeded"), json=body(1), headers=publisher)
     assert queued.status_code == 202
     assert [w["code"] for w in queued.json()["warnings"]] == ["publisher_seed"]
-    dry = await client.post(f"{URL.format('seeded')}?dry_run=true", json=body(1), headers=publisher)
+    dry = await client.post(
+        f"{URL.format('seeded')}?dry_run=true&wait=true", json=body(1), headers=publisher
+    )
     assert [w["code"] for w in dry.json()["warnings"]] == ["publisher_seed"]
     listed = await client.get("/v1/series/seeded", headers=analyst)
     assert "918273645" not in listed.text

@@ -135,7 +135,7 @@ async def test_dry_run_reports_folded_terms(client: httpx.AsyncClient) -> None:
     await create_series(client, name="d")
     publisher = await create_key(client, "publisher", "d")
     response = await client.post(
-        f"{URL.format('d')}?dry_run=true",
+        f"{URL.format('d')}?dry_run=true&wait=true",
         content=b"theft Hiv\narson\ntheft arson\nfraud\n",
         headers={**publisher, "Content-Type": "text/plain"},
     )

@@ -141,9 +141,11 @@ async def test_gzip_body_is_decoded(client: httpx.AsyncClient) -> None:
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
     body = b"theft arson HIV\ntheft arson\nvandal arson cancer\nabuse arson\n"
-    plain = await client.post(f"{URL}?dry_run=true", content=body, headers={**publisher, **PLAIN})
+    plain = await client.post(
+        f"{URL}?dry_run=true&wait=true", content=body, headers={**publisher, **PLAIN}
+    )
     zipped = await client.post(
-        f"{URL}?dry_run=true",
+        f"{URL}?dry_run=true&wait=true",
         content=gzip.compress(body),
         headers={**publisher, **PLAIN, "Content-Encoding": "gzip"},
     )
@@ -151,7 +153,7 @@ async def test_gzip_body_is_decoded(client: httpx.AsyncClient) -> None:
     assert zipped.json()["release"] == plain.json()["release"]
     json_body = b'{"transactions": [{"terms": ["a", "HIV"]}, {"terms": ["a"]}]}'
     as_json = await client.post(
-        f"{URL}?dry_run=true",
+        f"{URL}?dry_run=true&wait=true",
         content=gzip.compress(json_body),
         headers={**publisher, "Content-Type": "application/json", "Content-Encoding": "gzip"},
     )
@@ -189,7 +191,7 @@ async def test_utf8_charset_is_accepted(client: httpx.AsyncClient) -> None:
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")
     response = await client.post(
-        f"{URL}?dry_run=true",
+        f"{URL}?dry_run=true&wait=true",
         content="café HIV\ncafé\nthé\n".encode(),
         headers={**publisher, "Content-Type": "text/plain; charset=UTF-8"},
     )

@@ -62,6 +62,15 @@ def test_compose_probes_readiness_and_worker_liveness() -> None:
     assert worker["environment"]["SERIALPUB_WORKER_HEARTBEAT_FILE"]
 
 
+def test_compose_workers_serve_their_metrics() -> None:
+    """The app's /metrics sums the app's processes; each worker serves its own jobs'."""
+    worker = _services()["worker"]
+    port = worker["environment"]["SERIALPUB_WORKER_METRICS_PORT"]
+    assert worker["environment"]["SERIALPUB_WORKER_METRICS_HOST"] == "0.0.0.0"
+    assert [str(p) for p in worker["expose"]] == [port]
+    assert "ports" not in worker  # on the compose network only, like the database
+
+
 def test_build_context_leaves_out_venv_database_and_secrets() -> None:
     lines = [
         line.strip()

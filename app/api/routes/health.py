@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
 from app.api.deps import RuntimeDep
 from app.core.errors import ErrorCode
 from app.errors import AppError
+from app.observability import METRICS_CONTENT_TYPE, metrics_exposition
 from app.schemas.errors import ErrorBody
 
 router = APIRouter(tags=["operations"])
@@ -54,8 +56,13 @@ async def readyz(runtime: RuntimeDep) -> dict[str, str]:
 @router.get(
     "/metrics",
     summary="Prometheus metrics (no key)",
+    description="Every process of this `serve` summed (its uvicorn workers and their "
+    "in-process job workers), whichever answers; a `serialpub worker` serves its own on "
+    "`SERIALPUB_WORKER_METRICS_PORT`.",
     response_class=Response,
     responses={200: {"content": {"text/plain": {"example": _METRICS_EXAMPLE}}}},
 )
 async def metrics() -> Response:
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    # The files of every process are read and summed: off the event loop.
+    body = await asyncio.to_thread(metrics_exposition)
+    return Response(body, media_type=METRICS_CONTENT_TYPE)

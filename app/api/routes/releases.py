@@ -10,7 +10,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 
+from app.api.body import json_body, request_body
 from app.api.deps import (
+    AdminDep,
     PublisherDep,
     ReadableDep,
     ReadersDep,
@@ -29,12 +31,13 @@ from app.schemas.jobs import JobOut
 from app.schemas.releases import (
     PublishResult,
     ReleaseListItem,
+    WithdrawalIn,
     release_examples,
     release_out_model,
 )
 from app.schemas.risk import RiskSummary
 from app.schemas.terms import Term, Text
-from app.services import publishing, releases, renderings
+from app.services import publishing, releases, renderings, withdrawal
 from app.services.auth import Principal
 from app.services.ingest import Limits, read_corpus
 from app.services.memory import give_back_memory
@@ -70,9 +73,9 @@ def _check_length(request: Request, limit: int) -> None:
     summary="Post a release (a corpus to publish)",
     openapi_extra={"requestBody": RELEASE_BODY},
     responses={
-        202: {"model": JobOut, "description": "Queued"},
+        202: {"model": JobOut, "description": "Queued (a dry run too, without wait=true)"},
         201: {"model": PublishResult, "description": "Published (wait=true)"},
-        200: {"model": PublishResult, "description": "Dry run (dry_run=true)"},
+        200: {"model": PublishResult, "description": "Dry run (dry_run=true&wait=true)"},
         **error_responses(400, 409, 413, 415, 422),
     },
 )
@@ -107,21 +110,25 @@ async def post_release(
         private_match=series.private_match,  # type: ignore[arg-type]
         require_individual=get_method(series.method).individuals == "required",
     )
-    if dry_run:
-        async with runtime.db.session() as session:
-            result = await publishing.dry_run(session, principal, series, corpus)
-        return JSONResponse(result.model_dump(mode="json"), status_code=200)
+    # A dry run is a job too: the worker computes it, as it does a publication, and this
+    # process only waits for its answer (docs/performance.md, "Dry runs").
     posted = await publishing.posting_warnings(series, corpus)
     async with runtime.db.session() as session:
         job, _ = await publishing.create_job(
-            session, principal, series, corpus, idempotency_key, time.perf_counter() - parse_started
+            session,
+            principal,
+            series,
+            corpus,
+            idempotency_key,
+            time.perf_counter() - parse_started,
+            dry_run=dry_run,
         )
     if len(corpus) >= _LARGE_UPLOAD:
         # The parsed body is garbage now; glibc would keep its pages (app.services.memory).
         del corpus
         await asyncio.to_thread(give_back_memory)
     if wait:
-        return await _await_release(runtime, principal, name, job.id, posted)
+        return await _await_release(runtime, principal, name, job.id, posted, dry_run)
     body = publishing.job_out(job, name, principal, posted)
     return JSONResponse(body.model_dump(mode="json"), status_code=202)
 
@@ -132,6 +139,7 @@ async def _await_release(
     name: str,
     job_id: uuid.UUID,
     posted: list[dict[str, str]],
+    dry_run: bool,
 ) -> Response:
     """201 once published; 202 with the job and ``posted`` (the warnings known when it was
     posted) while it still runs."""
@@ -144,6 +152,9 @@ async def _await_release(
             {**dict(error.get("details") or {}), "job": str(job.id)},
             code=stored_code(error.get("code"), ErrorCode.PUBLICATION_FAILED),
         )
+    if job.status == "succeeded" and dry_run:
+        answer = publishing.dry_run_answer(job, principal)
+        return JSONResponse(answer.model_dump(mode="json"), status_code=200)
     if job.status != "succeeded" or job.release_no is None:
         running = publishing.job_out(job, name, principal, posted)
         return JSONResponse(running.model_dump(mode="json"), status_code=202)
@@ -200,6 +211,7 @@ _READ_RESPONSES: dict[int | str, dict[str, Any]] = {
         "gzip when `Accept-Encoding` allows it, `Range` supported",
     },
     **DOCUMENT_RESPONSES,
+    **error_responses(410),
 }
 
 
@@ -213,9 +225,11 @@ async def read_release(
     format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
     # ReadableDep checked the key's role and series before any byte is sent, 304s included.
-    _, series_id = reader
+    principal, series_id = reader
     if series_id is None:
         raise NotFound(f"no series {name!r}", {"series": name})
+    # Before the stored bytes, which this process may remember: 410 once withdrawn.
+    await withdrawal.ensure_served(runtime.db, principal, series_id, name, release_no)
     document = await renderings.release_document(runtime.db, series_id, name, release_no, format)
     return document_response(request, runtime.db, document, IMMUTABLE)
 
@@ -232,3 +246,36 @@ async def head_release(
     format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
     return await read_release(name, release_no, request, reader, runtime, format)
+
+
+@router.post(
+    "/{release_no}/withdraw",
+    response_model=ReleaseListItem,
+    summary="Withdraw a release (admin)",
+    description="Analysts and publishers get 410 (`release_withdrawn`) for it from then on; it "
+    "stays in the history later releases are judged against (it was public), and auditors "
+    "and admins still read it, its risk and ledger. The release list marks it with the time "
+    "and reason. Logged with the admin's key id.",
+    openapi_extra=request_body(WithdrawalIn),
+    responses=error_responses(400, 409, 413, 415, 422),
+)
+async def withdraw_release(
+    name: str, release_no: ReleaseNo, request: Request, principal: AdminDep, session: SessionDep
+) -> ReleaseListItem:
+    body = await json_body(request, WithdrawalIn)
+    series = await get_series(session, name)
+    model = await withdrawal.withdraw_release(session, principal, series, release_no, body.reason)
+    return ReleaseListItem(
+        release_no=model.release_no,
+        label=model.label,
+        method=model.method,
+        n_rows=model.n_rows,
+        n_clusters=model.n_clusters,
+        created_at=model.created_at,
+        withdrawn=releases.withdrawn(model),
+    )
+
+
+def _can_read(principal: Principal, name: str) -> None:
+    principal.require("analyst", "auditor", "publisher")
+    principal.require_series(name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 
 from app.api.body import json_body, request_body
 from app.api.deps import AdminDep, PrincipalDep, RuntimeDep, SessionDep
@@ -48,3 +48,19 @@ async def get_series(name: str, principal: PrincipalDep, session: SessionDep) ->
     principal.require_series(name)
     series = await service.get_series(session, name)
     return service.series_out(series, await SeriesRepository(session).release_count(series.id))
+
+
+@router.delete(
+    "/{name}",
+    status_code=204,
+    summary="Delete a series that has no release (admin)",
+    description="Only a series that never published: one with a release answers 409 "
+    "`series_has_releases` (withdraw a mistaken release instead), one with a queued or "
+    "running job `series_has_jobs`. Its finished jobs go with it; keys scoped to its name "
+    "stay. Logged with the admin's key id.",
+    responses=error_responses(404, 409),
+)
+async def delete_series(name: str, principal: PrincipalDep, session: SessionDep) -> Response:
+    principal.require("admin")
+    await service.delete_series(session, principal, name)
+    return Response(status_code=204)

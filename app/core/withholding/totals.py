@@ -68,8 +68,9 @@ def settle_totals(
         safe so exists: what they keep below ``r_th`` is what a later release whose count
         falls may lift them by (formula 12 multiplies every release's evidence). A term that
         enters the series must keep them within ``r_th / (2 reserve)`` (never below 1, the
-        risk of a row no other release reads), with at least ``min_copies``: its rows already carry the lift of every earlier release without it
-        (about ``N / (N - o)`` each), so a term that appears late has the least room left.
+        risk of a row no other release reads), with at least ``min_copies``: its rows
+        already carry the lift of every earlier release without it (about ``N / (N - o)``
+        each), so a term that appears late has the least room left.
     """
     before = set(published_before)
     settled = Settled()

@@ -6,7 +6,18 @@ import datetime as dt
 import uuid
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    false,
+)
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -49,6 +60,12 @@ class Job(TimestampMixin, Base):
     interruptions: Mapped[list[dict[str, Any]]] = mapped_column(
         JSONB, default=list, server_default="[]"
     )
+    #: A dry run (``POST …/releases?dry_run=true``): computed like a publication, in the
+    #: worker, and never stored as a release; its answer is kept in ``result``.
+    dry_run: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: A finished dry run's answer: ``{"release", "risk": {"public", "private"},
+    #: "warnings"}`` (app.jobs.dry_run); ``None`` for a publication.
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
 
 
 class JobInput(Base):

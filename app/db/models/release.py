@@ -7,12 +7,14 @@ and ledgers are written with ``COPY`` (see :mod:`app.db.bulk`), never row by row
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Any
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    DateTime,
     ForeignKey,
     Index,
     Integer,
@@ -56,6 +58,15 @@ class Release(TimestampMixin, Base):
     #: Public: the release escalated to suppression beyond the budget (issue 20).
     suppression_beyond_budget: Mapped[bool] = mapped_column(Boolean, default=False)
     job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
+    #: Withdrawn by an admin (docs/api.md "POST /v1/series/{name}/releases/{release_no}/withdraw"):
+    #: no longer served to analysts and publishers, still in the history every later release
+    #: is judged against (it was public). ``None``: not withdrawn.
+    withdrawn_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    withdrawal_reason: Mapped[str | None] = mapped_column(Text)
+    #: The admin key that withdrew it.
+    withdrawn_by: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="SET NULL")
+    )
 
 
 class Cluster(Base):

@@ -7,6 +7,7 @@ BEGIN/COMMIT round trips would be most of the work.
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,14 @@ import psycopg
 
 from app.db.repositories.renderings import DocumentMeta
 
-__all__ = ["KeyAndSeries", "key_and_series", "release_document_meta", "chunks"]
+__all__ = [
+    "KeyAndSeries",
+    "key_and_series",
+    "release_document_meta",
+    "chunks",
+    "withdrawn_releases",
+    "withdrawal_of",
+]
 
 Connection = psycopg.AsyncConnection[Any]
 
@@ -38,6 +46,28 @@ async def key_and_series(conn: Connection, key_hash: str, series_name: str) -> K
     )
     row = await cur.fetchone()
     return KeyAndSeries(*row) if row is not None else None
+
+
+async def withdrawn_releases(conn: Connection, series_id: int) -> list[int]:
+    """The numbers of the series' withdrawn releases (usually none)."""
+    cur = await conn.execute(
+        "SELECT release_no FROM releases WHERE series_id = %s AND withdrawn_at IS NOT NULL",
+        (series_id,),
+    )
+    return [no for (no,) in await cur.fetchall()]
+
+
+async def withdrawal_of(
+    conn: Connection, series_id: int, release_no: int
+) -> tuple[dt.datetime, str] | None:
+    """When and why the release was withdrawn; ``None`` when it was not (or is unknown)."""
+    cur = await conn.execute(
+        "SELECT withdrawn_at, withdrawal_reason FROM releases "
+        "WHERE series_id = %s AND release_no = %s AND withdrawn_at IS NOT NULL",
+        (series_id, release_no),
+    )
+    row = await cur.fetchone()
+    return None if row is None else (row[0], row[1] or "")
 
 
 async def release_document_meta(

@@ -22,10 +22,17 @@ class ReleaseRepository:
         )
         return (await self.session.scalars(statement)).all()
 
-    async def get(self, series_id: int, release_no: int) -> Release | None:
-        found: Release | None = await self.session.scalar(
-            select(Release).where(Release.series_id == series_id, Release.release_no == release_no)
+    async def get(
+        self, series_id: int, release_no: int, *, for_update: bool = False
+    ) -> Release | None:
+        statement = select(Release).where(
+            Release.series_id == series_id, Release.release_no == release_no
         )
+        if for_update:
+            # FOR NO KEY UPDATE: a withdrawal changes no key, and must not wait behind the
+            # key-share locks of rows that reference the release.
+            statement = statement.with_for_update(key_share=True)
+        found: Release | None = await self.session.scalar(statement)
         return found
 
     async def count(self, series_id: int) -> int:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Release, Series
+from app.db.models import Job, Release, Series
 
 __all__ = ["SeriesRepository"]
 
@@ -39,3 +40,17 @@ class SeriesRepository:
             select(Release.series_id, func.count()).group_by(Release.series_id)
         )
         return {int(series_id): int(n) for series_id, n in rows.all()}
+
+    async def jobs_in_flight(self, series_id: int) -> Sequence[uuid.UUID]:
+        """The series' jobs that are queued or running (publications and dry runs)."""
+        found = await self.session.scalars(
+            select(Job.id)
+            .where(Job.series_id == series_id, Job.status.in_(("queued", "running")))
+            .order_by(Job.created_at)
+        )
+        return found.all()
+
+    async def delete(self, series_id: int) -> None:
+        """Delete the series; its jobs, idempotency keys, statistics, signatures and
+        background corpus go with it (``ON DELETE CASCADE``)."""
+        await self.session.execute(delete(Series).where(Series.id == series_id))
