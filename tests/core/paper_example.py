@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
-from app.core.params import parse_params
+from tests.core.paper_mode import parse_params
 from app.core.pipeline import publish
 
 PRIVATE = frozenset({"HIV", "cancer", "herpes"})

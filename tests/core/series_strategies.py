@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, Transaction
-from app.core.params import PublishParams, parse_params
+from app.core.params import PublishParams
+from tests.core.paper_mode import parse_params
 from app.core.pipeline import publish
 
 PUBLIC_TERMS = ("a", "b", "c", "d", "e", "f", "g", "h")

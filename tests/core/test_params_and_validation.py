@@ -16,6 +16,10 @@ def test_defaults_follow_the_spec() -> None:
         "r_th": 8.0,
         "cluster_size": 10,
         "seed": None,
+        "guarantee": "true_rows",
+        "min_copies": 5,
+        "reserve": 2.0,
+        "max_generalised": 0.5,
         "anony_r_th": None,
         "max_repair_rounds": 200,
         "backward": "where_needed",
@@ -30,7 +34,12 @@ def test_defaults_follow_the_spec() -> None:
         "max_dilution": 0.1,
         "on_infeasible": "escalate",
     }
-    assert params.anony_threshold == 3.0  # ANONY_HEADROOM * r_th
+    # true_rows: holding clusters are overlapped by no later release (design.md §5.8).
+    assert params.anony_threshold == 8.0
+    paper = parse_params("sanony", {"guarantee": "paper"})
+    assert paper.anony_threshold == 3.0  # ANONY_HEADROOM * r_th
+    # A method without the choice runs the paper's mechanism.
+    assert parse_params("kanony", None).guarantee == "paper"
     assert parse_params("wong", {}).for_method("wong")["strategy"] == "constant_ratio"
     assert parse_params("scomp", {}).for_method("scomp") == {
         "r_th": 8.0,

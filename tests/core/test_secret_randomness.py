@@ -22,7 +22,7 @@ import pytest
 
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
-from app.core.params import parse_params
+from tests.core.paper_mode import parse_params
 from app.core.pipeline import publish
 from app.core.randomness import KeyedRandom
 from app.io.ledger import ledger_document

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import Publication, ReleaseLedger, Transaction, release_from_counts
-from app.core.params import parse_params
+from tests.core.paper_mode import parse_params
 from app.core.perturbation.repair import Certified
 from app.core.perturbation.sanony import ESCALATE_PHASE, _escalate, coarsen
 from app.core.pipeline import publish

@@ -16,7 +16,7 @@ from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 
-from app.core.params import parse_params
+from tests.core.paper_mode import parse_params
 from app.core.perturbation import repair
 from tests.core.series_strategies import (
     SmallSeries,

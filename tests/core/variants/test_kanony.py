@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from app.core.errors import InvalidParameter, PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import Publication, PublishedRelease, ReleaseLedger, Transaction
-from app.core.params import parse_params
+from tests.core.paper_mode import parse_params
 from app.core.pipeline import publish
 from app.core.variants.kanony import (
     categorise,
