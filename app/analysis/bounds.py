@@ -79,7 +79,7 @@ def suppression_bound(release: Release) -> float:
     earlier releases were not loaded, when ``a >= 1``, or when the release says it
     suppressed beyond its budget (``suppression_beyond_budget``, an escalated release).
     """
-    if release.guarantee == "true_rows" or release.suppression_beyond_budget:
+    if release.guarantee in ("true_rows", "wong") or release.suppression_beyond_budget:
         return math.inf
     share = float(_param(release, "max_suppression", DEFAULT_MAX_SUPPRESSION))
     floor = float(_param(release, "suppression_floor", DEFAULT_SUPPRESSION_FLOOR))

@@ -8,11 +8,12 @@ and where copies may sit), not a model's spread:
   its count of counterfeit rows (``counterfeits_complete``); the high end rests on its
   suppression budget (an escalated release has none: its high end is what suppression cannot
   change, as under ``"true_rows"``).
-- ``guarantee = "true_rows"`` (no counterfeit row; suppression may have lowered counts, never
-  raised them): ``low`` holds. Nothing published bounds the copies suppressed, so ``high``
-  only uses what suppression cannot change (a count is at most the records, a support at
-  most the rows holding X), and ``high_if_unsuppressed`` is the upper end conditional on no
-  copy of the term having been suppressed.
+- ``guarantee = "true_rows"`` (no counterfeit row; suppression may have lowered counts, and
+  generalisation removed public terms from some rows, never added any): ``low`` holds.
+  Nothing published bounds what was suppressed, so ``high`` only uses what suppression
+  cannot change (a count is at most the records; a support has no upper bound, since X's
+  rows too may have lost terms), and ``high_if_unsuppressed`` is the upper end conditional on
+  nothing of the terms having been suppressed.
 
 ``expected`` and ``sd`` are the model's (:mod:`app.analysis.placement`): what a random
 reconstruction (:func:`app.analysis.reconstruct.reconstruct`) holds on average and its
@@ -170,17 +171,21 @@ def prevalence_table(releases: Sequence[Release], terms: Iterable[str]) -> pd.Da
 
 def _read_off_rows(release: Release, with_x: int) -> Estimate:
     """A public itemset's support: ``with_x`` published rows, of which at most the
-    counterfeit rows are not records."""
+    counterfeit rows are not records. Under ``"true_rows"`` a row may have been published
+    with some public terms suppressed (a recurring row generalised, design.md §5.8), and
+    nothing published says how many: ``high`` is unbounded, ``high_if_unsuppressed`` the
+    rows read."""
     counterfeits, complete = counterfeit_bound(release)
     rows = counterfeits - release.global_counterfeits
+    generalised = release.guarantee == "true_rows"
     return Estimate(
         expected=float(with_x),
         sd=0.0,
         low=float(max(0, with_x - rows)),
-        high=float(with_x),
+        high=math.inf if generalised else float(with_x),
         published=float(with_x),
         counterfeits=rows,
-        suppression=0.0,
+        suppression=math.inf if generalised else 0.0,
         counterfeits_complete=complete,
         high_if_unsuppressed=float(with_x),
         guarantee=release.guarantee,
@@ -235,7 +240,9 @@ def _pair_estimate(
     the count of s."""
     counterfeits, complete = counterfeit_bound(release)
     fewest, most = placed
-    high = min(most + count.suppression, with_x, count.high)
+    # Under "true_rows" X's rows too may have lost public terms (design.md §5.8).
+    rows_of_x = math.inf if release.guarantee == "true_rows" else with_x
+    high = min(most + count.suppression, rows_of_x, count.high)
     return Estimate(
         expected=moments[0],
         sd=moments[1],

@@ -9,11 +9,14 @@ bag). ``N(s, C*) = N(s, C_c) + N(s, C_ol)`` copies of s belong to the ``N(C*)`` 
 cluster, at most one a row (Sanony paper, Definition 4).
 
 A release says what its counts may differ from the raw data by in ``guarantee``
-(:data:`GUARANTEES`): ``"paper"`` (the Sanony paper's mechanism: counterfeit rows, each
-counted in ``counterfeit_rows``, and suppression within a published budget) or
-``"true_rows"`` (no counterfeit row: every published row is a record; suppression may have
-removed copies of private terms, so a published count is at most the true one, never above).
-A release without the field is ``"paper"``.
+(:data:`GUARANTEES`, app/core/guarantees.py): ``"paper"`` and ``"m_invariance"``
+(counterfeit rows, each counted in ``counterfeit_rows``, and suppression within a published
+budget); ``"true_rows"`` (no counterfeit row: every published row is a record; suppression may
+have removed copies of private terms and generalisation public terms of some rows, so a
+published count or support is at most the true one, never above); ``"wong"`` (no counterfeit;
+copies of private terms suppressed where no group could hold them); ``"none"`` (each release
+alone: its rows and copies as Anony leaves them). A release without the field is
+``"paper"``.
 
 Only row-publishing methods are read. Disassociation publishes chunks, not rows: its
 releases are refused with :class:`UnsupportedRelease`.
@@ -52,7 +55,7 @@ __all__ = [
 RELEASE_COUNTERFEIT_FIELDS = ("counterfeit_rows", "counterfeits_total", "counterfeits")
 
 #: The values of a release's ``guarantee`` (the module's docstring); the first is the default.
-GUARANTEES = ("paper", "true_rows")
+GUARANTEES = ("paper", "true_rows", "m_invariance", "wong", "none")
 
 _RELEASE_FILE = re.compile(r"release-(\d+)\.json$")
 _SERIES_URL = re.compile(r"^(https?://.*?)/v1/series/([^/]+)(?:/releases(?:/(\d+))?)?/?$")
