@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
-from tests.core.paper_mode import parse_params
 from app.core.pipeline import publish
+from tests.core.paper_mode import parse_params
 
 PRIVATE = frozenset({"HIV", "cancer", "herpes"})
 

@@ -12,8 +12,8 @@ from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, Transaction
 from app.core.params import PublishParams
-from tests.core.paper_mode import parse_params
 from app.core.pipeline import publish
+from tests.core.paper_mode import parse_params
 
 PUBLIC_TERMS = ("a", "b", "c", "d", "e", "f", "g", "h")
 

@@ -22,11 +22,11 @@ import pytest
 
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
-from tests.core.paper_mode import parse_params
 from app.core.pipeline import publish
 from app.core.randomness import KeyedRandom
 from app.io.ledger import ledger_document
 from app.io.public import release_document
+from tests.core.paper_mode import parse_params
 
 PRIVATE = frozenset(f"P{i}" for i in range(6))
 

@@ -18,11 +18,11 @@ from sklearn.metrics import roc_auc_score
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, ReleaseLedger, Transaction
-from tests.core.paper_mode import parse_params
 from app.core.perturbation.counterfeit import CounterfeitFactory
 from app.core.pipeline import publish
 from app.core.risk.state import ClusterState, ReleaseState, SeriesState
 from app.core.segen import segen
+from tests.core.paper_mode import parse_params
 from tests.core.series_strategies import SmallSeries, small_series
 from tests.oracle.serial_risk import violations
 

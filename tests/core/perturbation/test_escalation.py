@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import Publication, ReleaseLedger, Transaction, release_from_counts
-from tests.core.paper_mode import parse_params
 from app.core.perturbation.repair import Certified
 from app.core.perturbation.sanony import ESCALATE_PHASE, _escalate, coarsen
 from app.core.pipeline import publish
 from app.core.progress import PHASES, ProgressCallback
 from app.io.public import release_header
+from tests.core.paper_mode import parse_params
 from tests.core.series_strategies import (
     SmallSeries,
     fixed_hard_series,

@@ -16,8 +16,8 @@ from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 
-from tests.core.paper_mode import parse_params
 from app.core.perturbation import repair
+from tests.core.paper_mode import parse_params
 from tests.core.series_strategies import (
     SmallSeries,
     fixed_hard_series,

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease
-from tests.core.paper_mode import parse_params
 from app.core.pipeline import publish
+from tests.core.paper_mode import parse_params
 from tests.core.series_strategies import SmallSeries, build_series, small_series
 from tests.oracle.serial_risk import violations
 

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import Publication, Transaction
-from tests.core.paper_mode import parse_params
 from app.core.perturbation.sanony import suppression_history
 from app.core.pipeline import publish
+from tests.core.paper_mode import parse_params
 from tests.core.series_strategies import (
     SmallSeries,
     fixed_hard_series,

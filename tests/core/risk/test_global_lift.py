@@ -171,8 +171,8 @@ def _series(seed: int) -> list[list[Transaction]]:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_counts_fall_with_the_truth_and_the_series_stays_sound(seed: int) -> None:
     from app.core.history import SeriesHistory
-    from tests.core.paper_mode import parse_params
     from app.core.pipeline import publish
+    from tests.core.paper_mode import parse_params
     from tests.oracle.serial_risk import violations
 
     published: dict[str, list[int]] = {}

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease
-from tests.core.paper_mode import parse_params
 from app.core.perturbation.repair import worst_posterior_with_row
 from app.core.pipeline import publish
 from app.core.risk.state import SeriesState
+from tests.core.paper_mode import parse_params
 from tests.core.series_strategies import SmallSeries, small_series
 
 

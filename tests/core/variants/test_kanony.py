@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from app.core.errors import InvalidParameter, PublicationFailed
 from app.core.history import SeriesHistory
 from app.core.model import Publication, PublishedRelease, ReleaseLedger, Transaction
-from tests.core.paper_mode import parse_params
 from app.core.pipeline import publish
 from app.core.variants.kanony import (
     categorise,
@@ -23,6 +22,7 @@ from app.core.variants.kanony import (
 from tests.core.paper_example import PAPER_MODE
 from tests.core.paper_example import PRIVATE as SANONY_PRIVATE
 from tests.core.paper_example import corpus as sanony_corpus
+from tests.core.paper_mode import parse_params
 from tests.core.series_strategies import PUBLIC_TERMS, SmallSeries, fixed_hard_series, small_series
 from tests.oracle.serial_risk import violations
 
