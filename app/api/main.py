@@ -18,6 +18,7 @@ from app.api.routes import attacks, health, jobs, keys, ledger, releases, risk, 
 from app.observability import configure_logging, logger
 from app.runtime import set_runtime, start_runtime
 from app.settings import Settings, get_settings
+from app.web import router as web_router
 
 __all__ = ["create_app"]
 
@@ -75,5 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(MetricsMiddleware)
     for module in (health, keys, series, releases, jobs, risk, ledger, attacks):
         app.include_router(module.router)
+    # The web view (docs/web.md): pages under /web, outside the OpenAPI document.
+    app.include_router(web_router)
     install_openapi(app)
     return app
