@@ -58,7 +58,7 @@ JOBS_SHOWN = 20
 
 
 def guarantee_out(method: str, params: dict[str, Any]) -> GuaranteeOut:
-    """What a release of ``method`` published with ``params`` promises (design.md §5.8)."""
+    """What a release of ``method`` published with ``params`` promises (docs/methods.md)."""
     found = guarantee_of(method, params)
     return GuaranteeOut(name=found.name, promise=found.promise, assumes=found.assumes)
 

@@ -124,9 +124,7 @@ async def test_the_downloads_are_the_api_s_and_the_export_s(
     assert (await web.get(f"{base}/other.txt")).status_code == 404
 
 
-async def test_the_verdict_is_serialpub_verify_s(
-    client: httpx.AsyncClient, tmp_path: Path
-) -> None:
+async def test_the_verdict_is_serialpub_verify_s(client: httpx.AsyncClient, tmp_path: Path) -> None:
     keys = await publish_example(client)
     await _documents(client, tmp_path)
     verified = CliRunner().invoke(cli, ["verify", str(tmp_path)])

@@ -23,7 +23,10 @@ async def test_a_page_sends_a_reader_who_is_not_signed_in_to_the_form(
     web = browser(client)
     response = await web.get("/web/series/prison-health?page=2")
     assert response.status_code == 303
-    assert response.headers["location"] == "/web/sign-in?next=%2Fweb%2Fseries%2Fprison-health%3Fpage%3D2"
+    assert (
+        response.headers["location"]
+        == "/web/sign-in?next=%2Fweb%2Fseries%2Fprison-health%3Fpage%3D2"
+    )
     assert response.headers["cache-control"] == "no-store"
 
 
