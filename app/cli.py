@@ -368,12 +368,17 @@ _DEMO_HELP = (
 
 
 @cli.command(help=_DEMO_HELP)
-def demo(years: Annotated[int, typer.Option(min=1, max=10)] = 3) -> None:
+def demo(
+    years: Annotated[int, typer.Option(min=1, max=10)] = 3,
+    serve: Annotated[
+        bool, typer.Option(help="then keep serving its web view until Ctrl-C (docs/web.md)")
+    ] = False,
+) -> None:
     """:func:`app.demo.run_demo` with its outcome as an exit code (help: above)."""
     from app.demo import DemoError, run_demo
 
     try:
-        asyncio.run(run_demo(get_settings(), typer.echo, years, migrate=_migrate))
+        asyncio.run(run_demo(get_settings(), typer.echo, years, migrate=_migrate, serve=serve))
     except DemoError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

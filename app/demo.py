@@ -223,15 +223,18 @@ async def run_demo(
     say: Callable[[str], None],
     years: int = 3,
     migrate: Callable[[str], None] | None = None,
+    serve: bool = False,
 ) -> None:
     """In a throw-away database (:func:`throwaway_database`, migrated with ``migrate``):
-    create a series and keys, post ``years`` snapshots (``wait=true``), print each step.
+    create a series and keys, post ``years`` snapshots (``wait=true``), print each step and
+    the series page's address. ``serve``: then keep the service up, printing keys to sign
+    in to that page with, until Ctrl-C or SIGTERM.
 
     SIGTERM cancels it where it waits, as Ctrl-C does (:func:`_sigterm_cancels`); once its
     database is gone it raises ``SystemExit(128 + SIGTERM)``."""
     with _sigterm_cancels() as received:
         try:
-            await _run_demo(settings, say, years, migrate)
+            await _run_demo(settings, say, years, migrate, serve)
         except asyncio.CancelledError:
             if received:
                 raise SystemExit(128 + signal.SIGTERM) from None
@@ -277,6 +280,7 @@ async def _run_demo(
     say: Callable[[str], None],
     years: int,
     migrate: Callable[[str], None] | None,
+    serve: bool = False,
 ) -> None:
     with throwaway_database(settings) as (url, where):
         say(f"(in a throw-away {where}, removed at the end: nothing the demo creates outlives it)")
@@ -287,7 +291,19 @@ async def _run_demo(
             update={"database_url": url, "admin_token": token, "in_process_worker": True}
         )
         async with _served(settings) as base_url:
-            await _steps(_Client(base_url), {"Authorization": f"Bearer {token}"}, say, years)
+            name, keys = await _steps(
+                _Client(base_url), {"Authorization": f"Bearer {token}"}, say, years
+            )
+            page = f"{base_url}/web/series/{name}"
+            if not serve:
+                say(f"the series at a glance: {page} (`serialpub demo --serve` keeps it up)")
+                return
+            say(f"the series at a glance: {page}")
+            # The keys live only in the throw-away database, gone when the demo ends.
+            for role in ("auditor", "analyst"):
+                say(f"  sign in as {role}: {keys[role].removeprefix('Bearer ')}")
+            say("serving until Ctrl-C, which ends the demo and removes its database")
+            await asyncio.Event().wait()
 
 
 async def _call(
@@ -310,7 +326,8 @@ async def _call(
 
 async def _steps(
     client: _Client, admin: dict[str, str], say: Callable[[str], None], years: int
-) -> None:
+) -> tuple[str, dict[str, str]]:
+    """The demo's calls; the series' name and each role's key (``Bearer KEY``)."""
     name = f"demo-{secrets.token_hex(4)}"
     series = await _call(
         client,
@@ -363,3 +380,4 @@ async def _steps(
         f"  analyst view of release 1, cluster {cluster['cluster_id']}: rows {cluster['rows']}, "
         f"private terms {cluster['private_terms']}"
     )
+    return name, {role: header["Authorization"] for role, header in keys.items()}

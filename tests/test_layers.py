@@ -17,6 +17,9 @@ APP = CORE.parent
 #: The entry points above the API (the CLI, the in-process demo) and the API itself: the only
 #: modules that may import ``app.api``.
 _TOP = ("app.api", "app.cli", "app.demo", "app.__main__")
+#: What the web view (``app/web/``) may import of ``app``: itself, the services and schemas
+#: below it, the service errors and the runtime (the database it reads through).
+_WEB_MAY = ("app.web", "app.services", "app.schemas", "app.errors", "app.runtime")
 #: The job worker's face and the queue beneath it: what the services may reach of ``app.jobs``.
 _JOBS_FACE = ("app.jobs", "app.jobs.queue")
 
@@ -241,3 +244,28 @@ def test_no_service_imports_the_runtime() -> None:
         if _in(name, ("app.runtime",))
     ]
     assert reaching == [], "\n".join(reaching)
+
+
+def test_the_web_view_imports_only_the_services_and_schemas() -> None:
+    """The web view stands beside the API's routes: it renders what the services return,
+    and reaches neither the API, the database nor the core on its own."""
+    modules = _app_modules()
+    assert "app.web.pages" in modules
+    reaching = [
+        f"{path.relative_to(APP.parent)}:{line}: imports {name}"
+        for module, path in modules.items()
+        if _in(module, ("app.web",))
+        for line, name in _edges(path)
+        if not _in(name, _WEB_MAY)
+    ]
+    assert reaching == [], "the web view reaches past the services:\n" + "\n".join(reaching)
+
+
+def test_only_the_api_includes_the_web_view() -> None:
+    importers = sorted(
+        module
+        for module, path in _app_modules().items()
+        if not _in(module, ("app.web",))
+        and any(_in(name, ("app.web",)) for _, name in _edges(path))
+    )
+    assert importers == ["app.api.main"]

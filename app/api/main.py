@@ -23,6 +23,7 @@ from app.observability import (
 )
 from app.runtime import set_runtime, start_runtime
 from app.settings import Settings, get_settings
+from app.web import router as web_router
 
 __all__ = ["create_app"]
 
@@ -82,5 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(MetricsMiddleware)
     for module in (health, keys, series, releases, jobs, risk, ledger, attacks):
         app.include_router(module.router)
+    # The web view (docs/web.md): pages under /web, outside the OpenAPI document.
+    app.include_router(web_router)
     install_openapi(app)
     return app

@@ -1,0 +1,103 @@
+"""Roles as in the API (docs/api.md "Roles and keys"): what a role may not read is not in
+the page's HTML either. Auditors and admins read risk, per-row risk, covers, suppression,
+escalation, verify's verdict and every job; a publisher the jobs its key posted; an
+analyst the public figures only; a scoped key its own series."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.api.conftest import ADMIN, create_key, create_series
+from tests.support.database import ROOT
+from tests.web.support import SERIES, publish_example, signed_in
+
+pytestmark = [pytest.mark.anyio, pytest.mark.db]
+
+#: Markers of what only auditors and admins read, as the pages print them.
+AUDITORS_ONLY = (
+    'id="verdict"',
+    'data-field="max_serial_risk"',
+    'data-field="rows_over_threshold"',
+    'data-field="suppressed"',
+    'data-field="escalation"',
+    'id="risk"',
+    'id="row-risk"',
+    'id="cover"',
+    "Serial risk",
+)
+
+
+async def test_an_analyst_reads_the_public_figures_and_nothing_of_the_risk(
+    client: httpx.AsyncClient,
+) -> None:
+    keys = await publish_example(client)
+    risk = (await client.get(f"/v1/series/{SERIES}/risk", headers=ADMIN)).json()
+    analyst = await signed_in(client, keys["analyst"])
+    auditor = await signed_in(client, keys["auditor"])
+    for path in (f"/web/series/{SERIES}", f"/web/series/{SERIES}/releases/2"):
+        shown, full = await analyst.get(path), await auditor.get(path)
+        assert shown.status_code == full.status_code == 200
+        assert 'data-field="n_rows"' in shown.text
+        for marker in AUDITORS_ONLY:
+            assert marker not in shown.text, (path, marker)
+        assert 'id="jobs"' not in shown.text
+        assert any(marker in full.text for marker in AUDITORS_ONLY), path
+    page = (await auditor.get(f"/web/series/{SERIES}")).text
+    analyst_page = (await analyst.get(f"/web/series/{SERIES}")).text
+    for r in risk:
+        assert f'data-value="{r["max_serial_risk"]}"' in page
+        assert f'data-value="{r["max_serial_risk"]}"' not in analyst_page
+
+
+async def test_a_publisher_follows_its_own_jobs_only(client: httpx.AsyncClient) -> None:
+    keys = await publish_example(client, ("2022",))
+    other = (await create_key(client, "publisher", SERIES))["Authorization"]
+    posted = await client.post(
+        f"/v1/series/{SERIES}/releases?wait=true&label=other",
+        content=(ROOT / "examples" / "prison-2023.dat").read_bytes(),
+        headers={"Authorization": other, "Content-Type": "text/plain"},
+    )
+    assert posted.status_code == 201, posted.text
+    theirs = posted.json()["job"]["id"]
+    publisher = await signed_in(client, keys["publisher"])
+    page = (await publisher.get(f"/web/series/{SERIES}")).text
+    assert "Your jobs" in page and page.count("data-job=") == 1
+    assert theirs not in page
+    refused = await publisher.get(f"/web/jobs/{theirs}")
+    assert refused.status_code == 403 and "auditors and admins read it" in refused.text
+    assert (await publisher.get(f"/web/jobs/{theirs}/progress")).status_code == 403
+    for marker in AUDITORS_ONLY:
+        assert marker not in page, marker
+    auditor = await signed_in(client, keys["auditor"])
+    everything = (await auditor.get(f"/web/series/{SERIES}")).text
+    assert everything.count("data-job=") == 2 and theirs in everything
+    job = await auditor.get(f"/web/jobs/{theirs}")
+    assert job.status_code == 200 and 'id="phase-seconds"' in job.text
+    mine = await publisher.get(f"/web/series/{SERIES}")
+    own = mine.text.split('data-job="')[1].split('"')[0]
+    own_page = await publisher.get(f"/web/jobs/{own}")
+    # Its own job, as GET /v1/jobs/{id} shows it to the poster: no report, no timings.
+    assert own_page.status_code == 200 and 'id="phase-seconds"' not in own_page.text
+
+
+async def test_an_analyst_reads_no_job(client: httpx.AsyncClient) -> None:
+    keys = await publish_example(client, ("2022",))
+    listed = await client.get("/v1/series/prison-health/risk", headers=ADMIN)
+    assert listed.status_code == 200
+    auditor = await signed_in(client, keys["auditor"])
+    job = (await auditor.get(f"/web/series/{SERIES}")).text.split('data-job="')[1].split('"')[0]
+    analyst = await signed_in(client, keys["analyst"])
+    assert (await analyst.get(f"/web/jobs/{job}")).status_code == 403
+
+
+async def test_a_scoped_key_reads_its_own_series_only(client: httpx.AsyncClient) -> None:
+    keys = await publish_example(client, ("2022",))
+    await create_series(client, "another", params={"r_th": 2})
+    analyst = await signed_in(client, keys["analyst"])
+    listing = (await analyst.get("/web/series")).text
+    assert f'data-series="{SERIES}"' in listing and 'data-series="another"' not in listing
+    for path in ("/web/series/another", "/web/series/another/counts"):
+        refused = await analyst.get(path)
+        assert refused.status_code == 403, path
+        assert "scoped to series" in refused.text
