@@ -17,7 +17,8 @@ RUNNER = CliRunner()
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two snapshots (FIMI, no individuals) published with publish-local."""
+    """Two snapshots (FIMI, no individuals) published with publish-local, under the paper's
+    guarantee: the attack scores counterfeits too, and the default places none."""
     root = tmp_path_factory.mktemp("attack")
     for number in (1, 2):
         lines = "".join(" ".join(sorted(t.terms)) + "\n" for t in world(200, number))
@@ -31,7 +32,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--private",
             "hiv,parole",
             "--params",
-            '{"cluster_size": 4}',
+            '{"cluster_size": 4, "guarantee": "paper"}',
             "--out",
             str(root / "out"),
         ],

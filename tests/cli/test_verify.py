@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [ROOT / "examples" / f"prison-{year}.dat" for year in (2022, 2023, 2024)]
 
 
-def _publish(tmp_path: Path, r_th: float = 2) -> Path:
+def _publish(tmp_path: Path, r_th: float = 2, guarantee: str = "true_rows") -> Path:
     out = tmp_path / "releases"
     result = CliRunner().invoke(
         cli,
@@ -30,7 +30,7 @@ def _publish(tmp_path: Path, r_th: float = 2) -> Path:
             "--private",
             "HIV,cancer,herpes",
             "--params",
-            json.dumps({"r_th": r_th, "cluster_size": 4}),
+            json.dumps({"r_th": r_th, "cluster_size": 4, "guarantee": guarantee}),
             "--out",
             str(out),
         ],
@@ -214,11 +214,13 @@ def test_verify_refuses_a_ledger_of_another_series(tmp_path: Path) -> None:
 
 def test_verify_reports_what_the_published_total_gives_away(tmp_path: Path) -> None:
     # Written from the public documents and the oracle's risks: φ = M / (M - R) with R the
-    # total less the clusters' counts and M the rows less those counts; reported, never a
-    # breach (the exit status reads the paper's risk only).
-    out = _publish(tmp_path)
+    # total less the clusters' counts and M the rows less those counts; a row it puts over
+    # r_th is a breach read from public data alone (exit 1). The paper's guarantee: the
+    # default publishes no counterfeit, hence no total to read.
+    out = _publish(tmp_path, guarantee="paper")
     code, report = _verify(str(out))
-    assert code == 0
+    assert code == (1 if report["public_breaches"] else 0)
+    assert all(b["adversary"] != "paper" for b in report["public_breaches"])
     oracle = _oracle_max(out)
     seen = 0
     for r in report["releases"]:
@@ -237,3 +239,40 @@ def test_verify_reports_what_the_published_total_gives_away(tmp_path: Path) -> N
         worst = oracle[r["release_no"]] * factor
         assert exposure["max_serial_risk"] == pytest.approx(float(worst), rel=1e-9)
     assert seen  # the example's releases do publish counterfeits beyond the clusters' counts
+
+
+def test_any_public_adversary_over_r_th_is_a_breach() -> None:
+    """The exit status reads every adversary computed from the public files alone: the
+    paper's, the published total's estimate, removal by rarity or at random, and the
+    Bayesian adversary of the counts (rows beyond its noise); never the ledger's."""
+    from app.cli_verify import public_breaches
+
+    report = [
+        {"release_no": 1, "rows_over_threshold": 0, "published_total": None},
+        {
+            "release_no": 2,
+            "rows_over_threshold": 0,
+            "published_total": {"rows_over_threshold": 3, "max_serial_risk": 8.4},
+        },
+    ]
+    frequency = {
+        "risk": {
+            "detector": [{"release_no": 1, "rows_over_threshold": 0}],
+            "blind": [{"release_no": 2, "rows_over_threshold": 0}],
+            "perfect": [{"release_no": 2, "rows_over_threshold": 40}],
+        },
+        "mixture": {
+            "blind": [
+                {"release_no": 1, "rows_over_threshold": 9, "rows_surely_over": 0},
+                {"release_no": 2, "rows_over_threshold": 1094, "rows_surely_over": 1094},
+            ],
+            "logistic": [{"release_no": 2, "rows_over_threshold": 5, "rows_surely_over": 5}],
+        },
+    }
+    found = {(b["adversary"], b["release_no"]) for b in public_breaches(report, frequency)}
+    assert found == {("published_total", 2), ("weighed_by_blind", 2)}
+
+
+def test_a_true_rows_series_verifies_from_its_public_files_alone(tmp_path: Path) -> None:
+    code, report = _verify(str(_publish(tmp_path)), "--mixture-draws", "4")
+    assert code == 0 and report["public_breaches"] == []
