@@ -58,11 +58,11 @@ def dry_run_result(context: JobContext, computed: Computed) -> dict[str, Any]:
 def _warnings(context: JobContext, report: dict[str, Any]) -> list[dict[str, str]]:
     """The series' (a publisher's seed), then the spellings that fold onto a private term,
     then the compute child's (a disclosing rate, a term printed in clear earlier, what the
-    published total gives away, an escalation): what a publication's answer says, with the
-    folded spellings that a publication keeps in its report only."""
+    published total gives away, an escalation): what a publication's answer says. The report
+    carries the term warnings in both ``ingest_warnings`` and ``warnings``: each once."""
     found = report.get("warnings")
     folded = report.get("ingest_warnings")
-    return [
+    listed = [
         *series_warnings(context.series),
         *(folded if isinstance(folded, list) else []),
         *(
@@ -71,3 +71,11 @@ def _warnings(context: JobContext, report: dict[str, Any]) -> list[dict[str, str
             if w.get("code") != WarningCode.PUBLISHER_SEED
         ),
     ]
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    unique = []
+    for warning in listed:
+        key = tuple(sorted(warning.items()))
+        if key not in seen:
+            seen.add(key)
+            unique.append(warning)
+    return unique

@@ -52,6 +52,22 @@ class PublishedTotalExposure(BaseModel):
 class GuaranteeOut(BaseModel):
     """What the release promises, and what that promise assumes (design.md §5.8)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "paper",
+                    "promise": "every row, counterfeit rows included, is within r_th under "
+                    "the paper's adversary (design.md §4)",
+                    "assumes": "the counterfeit rows are not told apart from true ones: a "
+                    "logistic detector trained on other series tells them apart with AUC "
+                    "0.70-0.88, and with every counterfeit found 86-1,539 true rows of a "
+                    "five-release series are over r_th (docs/attacks.md)",
+                }
+            ]
+        }
+    )
+
     name: str = Field(description="true_rows, paper, wong or none (docs/methods.md)")
     promise: str
     assumes: str | None = Field(

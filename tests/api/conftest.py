@@ -58,6 +58,7 @@ async def client(
 
 
 PAPER_PARAMS: dict[str, Any] = {
+    "guarantee": "paper",
     "r_th": 2,
     "cluster_size": 2,
     "seed": 7,
@@ -88,7 +89,8 @@ async def create_series(
         "name": name,
         "method": method,
         "private_terms": ["HIV", "cancer", "herpes"] if private_terms is None else private_terms,
-        # The paper's worked example runs Sanony in the paper's mode (tests/core/paper_example).
+        # The paper's worked example runs Sanony in the paper's mode (tests/core/paper_example),
+        # under its guarantee (the default, true_rows, places no counterfeit: design.md §5.8).
         "params": PAPER_PARAMS if params is None else params,
     }
     response = await client.post("/v1/series", json=body, headers=ADMIN)

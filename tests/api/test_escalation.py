@@ -12,7 +12,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.db]
 
 #: No suppression budget and two repair rounds: release 2's rising term can only go beyond
 #: the budget (tests/core/perturbation/test_escalation.py).
+#: The paper's mechanism: its repair, its budget and its escalation ladder.
 PARAMS = {
+    "guarantee": "paper",
     "r_th": 2,
     "cluster_size": 4,
     "max_suppression": 0,

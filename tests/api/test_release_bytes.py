@@ -91,6 +91,7 @@ async def test_bytes_served_are_the_release_rendering(
         "release_no",
         "label",
         "method",
+        "guarantee",
         "params",
         "n_rows",
         "population_rates",

@@ -75,8 +75,12 @@ async def test_a_pack_unpacks_to_what_the_rows_give_back(
 ) -> None:
     # Small chunks: a pack of a few kilobytes spans many, read back in order.
     monkeypatch.setattr(release_packs, "PACK_CHUNK", 512)
+    # The paper's guarantee: its ledger holds counterfeit rows for the pack to carry.
     await create_series(
-        client, SERIES, private_terms=["HIV", "cancer"], params={"r_th": 2, "cluster_size": 4}
+        client,
+        SERIES,
+        private_terms=["HIV", "cancer"],
+        params={"r_th": 2, "cluster_size": 4, "guarantee": "paper"},
     )
     await _publish(client, range(1, 4))
     series = await session.scalar(select(Series).where(Series.name == SERIES))
