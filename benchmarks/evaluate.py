@@ -57,7 +57,15 @@ __all__ = ["main", "build_parser"]
 REPO = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ("risk", "counterfeits", "utility", "runtime")
 #: Rough relative cost per row, to start the heaviest series first when running in parallel.
-_WEIGHT = {"sanony": 10.0, "kanony": 10.0, "scomp": 10.0, "inv": 3.0, "wong": 2.0, "anony": 1.0}
+_WEIGHT = {
+    "sanony": 10.0,
+    "true_rows": 10.0,
+    "kanony": 10.0,
+    "scomp": 10.0,
+    "inv": 3.0,
+    "wong": 2.0,
+    "anony": 1.0,
+}
 
 
 def _fraction(text: str) -> float:

@@ -104,8 +104,8 @@ async def supports_csv(db: Database, series: Series, release_no: int) -> str:
     """``serialpub export --format supports --release N`` of the series: the CSV of expected
     supports with their intervals (the command's defaults: min support 1, private pairs)."""
     from app.analysis.estimates import supports_table
+    from app.analysis.export import to_csv
 
     releases = await _analyst_releases(db, series, release_no)
     table = await asyncio.to_thread(supports_table, [releases[-1]])
-    text: str = table.to_csv(index=False)
-    return text
+    return to_csv(table)

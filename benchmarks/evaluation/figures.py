@@ -34,6 +34,7 @@ __all__ = ["FIGURES", "write_figures"]
 COLOURS = {
     "anony": "#9ecae1",
     "sanony": "#08519c",
+    "true_rows": "#41ab5d",
     "inv": "#e6550d",
     "kanony": "#31a354",
     "scomp": "#756bb1",
@@ -41,7 +42,8 @@ COLOURS = {
 }
 NAMES = {
     "anony": "Anony",
-    "sanony": "Sanony",
+    "sanony": "Sanony (paper)",
+    "true_rows": "Sanony (true_rows, default)",
     "inv": "Inv (m=2)",
     "kanony": "Kanony",
     "scomp": "sComp",
@@ -51,6 +53,7 @@ NAMES = {
 LINES = {
     "anony": ("o", "-"),
     "sanony": ("o", "-"),
+    "true_rows": ("P", "-"),
     "inv": ("s", "-"),
     "kanony": ("^", "--"),
     "scomp": ("D", "-"),

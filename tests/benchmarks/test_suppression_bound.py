@@ -22,7 +22,9 @@ def test_likelihood_ratios_are_formulas_13_and_14() -> None:
 
 def test_the_bound_asks_what_the_publisher_suppresses_for_a_rising_term() -> None:
     corpora, private = rising_term_series()
-    params = parse_params("sanony", {"r_th": 2.0, "cluster_size": 4, "seed": 1})
+    params = parse_params(
+        "sanony", {"r_th": 2.0, "cluster_size": 4, "seed": 1, "guarantee": "paper"}
+    )
     history = SeriesHistory()
     first = publish("sanony", history, corpora[0], private, params)
     history.releases.append(first.release)
