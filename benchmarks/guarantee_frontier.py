@@ -3,7 +3,8 @@
 For every series of the grid (SeGen of BMS-WebView-1 and -2, five releases, rep 40%, 10% of
 the terms private, seeded as ``benchmarks/soundness.py``) and every ``r_th`` of ``--r-th``, the
 snapshots are published three ways through ``serialpub publish-local``: Sanony's default
-(``guarantee: true_rows``), the paper's mechanism (``guarantee: paper``) and Anony (no serial
+(``guarantee: true_rows``, sized for twenty releases), the same for a five-release horizon
+(``horizon: 5``), the paper's mechanism (``guarantee: paper``) and Anony (no serial
 protection, the baseline). The outside auditors' programs (run, never imported) judge each:
 ``judge.py`` (every published row), ``true_rows.py`` (every counterfeit the ledgers name taken
 out) and ``distortion.py`` (what an analyst reads, beside Anony's releases). Per (series, r_th,
@@ -47,6 +48,7 @@ TRUE_ROWS = auditor_dir() / "true_rows.py"
 MODES: list[tuple[str, str, dict[str, Any]]] = [
     ("anony", "anony", {}),
     ("true_rows", "sanony", {}),
+    ("true_rows h5", "sanony", {"horizon": 5}),
     ("paper", "sanony", {"guarantee": "paper"}),
 ]
 
@@ -210,7 +212,7 @@ def reported(out: Path) -> dict[str, int]:
 
 def measure(series: Series, r_th: float, folder: Path) -> list[dict[str, Any]]:
     snapshots, private = write_inputs(series, folder)
-    outs = {label: folder / f"{label}-{r_th:g}" for label, _, _ in MODES}
+    outs = {label: folder / f"{label.replace(' ', '-')}-{r_th:g}" for label, _, _ in MODES}
     lines = []
     for label, method, extra in MODES:
         out = outs[label]

@@ -17,7 +17,8 @@ def test_defaults_follow_the_spec() -> None:
         "cluster_size": 10,
         "seed": None,
         "guarantee": "true_rows",
-        "min_copies": 5,
+        "horizon": 20,
+        "min_copies": None,
         "reserve": 2.0,
         "max_generalised": 0.5,
         "anony_r_th": None,
@@ -36,6 +37,9 @@ def test_defaults_follow_the_spec() -> None:
     }
     # true_rows: holding clusters are overlapped by no later release (design.md §5.8).
     assert params.anony_threshold == 8.0
+    assert params.admission == 15  # twenty releases ask for steadier terms
+    assert parse_params("sanony", {"horizon": 5}).admission == 5
+    assert parse_params("sanony", {"horizon": 5, "min_copies": 2}).admission == 2
     paper = parse_params("sanony", {"guarantee": "paper"})
     assert paper.anony_threshold == 3.0  # ANONY_HEADROOM * r_th
     # A method without the choice runs the paper's mechanism.

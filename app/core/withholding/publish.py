@@ -181,7 +181,7 @@ def _build(
     report("bp")
     published_before = {s for r in history.releases for s, k in r.term_totals().items() if k}
     settled = settle_totals(
-        risk, true_totals, published_before, published_before, params.min_copies, params.reserve
+        risk, true_totals, published_before, published_before, params.admission, params.reserve
     )
     for s, total in settled.totals.items():
         if total < true_totals.get(s, 0):

@@ -81,7 +81,7 @@ def test_decoupling_generalises_the_rows_a_fallen_count_is_read_through() -> Non
         Transaction.of([f"a{i}", f"b{i}", *(["X"] if i < 8 else [])]) for i in range(16)
     ]
     second = popular + [Transaction.of([f"c{i}", f"d{i}"]) for i in range(16)]
-    params = parse_params("sanony", {"r_th": 2, "cluster_size": 4, "seed": 1})
+    params = parse_params("sanony", {"r_th": 2, "cluster_size": 4, "seed": 1, "min_copies": 5})
     history = SeriesHistory()
     for corpus in (first, second):
         publication = publish("sanony", history, corpus, frozenset({"X"}), params)

@@ -29,7 +29,7 @@ def _pinned_series() -> tuple[list[list[Transaction]], frozenset[str]]:
 
 def test_a_pinned_term_is_refused_with_the_term_release_and_smallest_r_th() -> None:
     (first, second), private = _pinned_series()
-    params = parse_params("sanony", {"r_th": 2, "cluster_size": 4, "seed": 1})
+    params = parse_params("sanony", {"r_th": 2, "cluster_size": 4, "seed": 1, "min_copies": 5})
     history = SeriesHistory()
     publication = publish("sanony", history, first, private, params)
     assert publication.release.term_totals()["X"] == 8
@@ -48,7 +48,7 @@ def test_a_pinned_term_is_refused_with_the_term_release_and_smallest_r_th() -> N
 
 def test_a_higher_r_th_publishes_what_the_refusal_named() -> None:
     (first, second), private = _pinned_series()
-    params = parse_params("sanony", {"r_th": 2.5, "cluster_size": 4, "seed": 1})
+    params = parse_params("sanony", {"r_th": 2.5, "cluster_size": 4, "seed": 1, "min_copies": 5})
     history = SeriesHistory()
     for corpus in (first, second):
         publication = publish("sanony", history, corpus, private, params)

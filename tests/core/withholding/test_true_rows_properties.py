@@ -63,13 +63,12 @@ def check_publication(
         assert rate == pytest.approx(published[s] / release.n_rows)
 
 
-def publish_checked(series: SmallSeries) -> int:
-    """Publish every release with the defaults; judge the true rows after each. Returns the
-    releases published (a refusal stores nothing and names what would publish)."""
-    params = parse_params(
-        "sanony",
-        {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed % 7},
-    )
+def publish_checked(series: SmallSeries, **extra: object) -> int:
+    """Publish every release with the defaults (and ``extra``); judge the true rows after
+    each. Returns the releases published (a refusal stores nothing and names what would
+    publish)."""
+    raw = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": series.seed % 7}
+    params = parse_params("sanony", {**raw, **extra})
     assert params.guarantee == "true_rows"
     history = SeriesHistory()
     for corpus in series.corpora:
@@ -91,17 +90,20 @@ def publish_checked(series: SmallSeries) -> int:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_series())
 def test_every_true_row_is_within_r_th(series: SmallSeries) -> None:
-    publish_checked(series)
+    # min_copies 1: every term may enter, the hardest case for the releases that follow.
+    publish_checked(series, min_copies=1)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hard_series())
 def test_hard_cases_keep_the_true_rows_within_r_th(series: SmallSeries) -> None:
-    publish_checked(series)
+    publish_checked(series, min_copies=1)
 
 
 @pytest.mark.parametrize("trial", range(12))
 def test_fixed_hard_series_publish_every_release(trial: int) -> None:
-    """The hard series the earlier guarantees were measured on: every release publishes."""
+    """The hard series the earlier guarantees were measured on: at the defaults every release
+    publishes (60 of them, 239 releases: none refused, two decoupled; with min_copies 1, 8
+    refused)."""
     series, _ = fixed_hard_series(trial)
     assert publish_checked(series) == len(series.corpora)
