@@ -33,7 +33,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--private",
             ",".join(sorted(PRIVATE)),
             "--params",
-            json.dumps({"r_th": 8, "cluster_size": 4, "seed": 3}),
+            json.dumps({"r_th": 8, "cluster_size": 4, "seed": 3, "horizon": 3}),
             "--out",
             str(out),
         ],

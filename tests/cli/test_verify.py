@@ -20,6 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [ROOT / "examples" / f"prison-{year}.dat" for year in (2022, 2023, 2024)]
 
 
+#: Three releases: a term enters the default series with 5 copies (methods.md, horizon).
+HORIZON: dict[str, dict[str, int]] = {"true_rows": {"horizon": 3}, "paper": {}}
+
+
 def _publish(tmp_path: Path, r_th: float = 2, guarantee: str = "true_rows") -> Path:
     out = tmp_path / "releases"
     result = CliRunner().invoke(
@@ -30,7 +34,9 @@ def _publish(tmp_path: Path, r_th: float = 2, guarantee: str = "true_rows") -> P
             "--private",
             "HIV,cancer,herpes",
             "--params",
-            json.dumps({"r_th": r_th, "cluster_size": 4, "guarantee": guarantee}),
+            json.dumps(
+                {"r_th": r_th, "cluster_size": 4, "guarantee": guarantee, **HORIZON[guarantee]}
+            ),
             "--out",
             str(out),
         ],

@@ -26,7 +26,11 @@ async def publish_example(
 ) -> dict[str, str]:
     """README's walkthrough (series prison-health, r_th 2, examples/prison-YEAR.dat posted
     with wait=true); the key of each role, scoped to the series."""
-    body = {"name": SERIES, "private_terms": ["HIV", "cancer", "herpes"], "params": {"r_th": 2}}
+    body = {
+        "name": SERIES,
+        "private_terms": ["HIV", "cancer", "herpes"],
+        "params": {"r_th": 2, "horizon": 3},
+    }
     assert (await client.post("/v1/series", json=body, headers=ADMIN)).status_code == 201
     keys = {
         role: (await create_key(client, role, SERIES))["Authorization"].removeprefix("Bearer ")

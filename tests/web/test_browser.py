@@ -96,7 +96,11 @@ def _publish_walkthrough(base_url: str) -> dict[str, str]:
     """README's walkthrough over HTTP: the series, a key per role, three yearly releases."""
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     with httpx.Client(base_url=base_url, timeout=120) as http:
-        body = {"name": SERIES, "private_terms": ["HIV", "cancer", "herpes"], "params": {"r_th": 2}}
+        body = {
+            "name": SERIES,
+            "private_terms": ["HIV", "cancer", "herpes"],
+            "params": {"r_th": 2, "horizon": 3},
+        }
         assert http.post("/v1/series", json=body, headers=admin).status_code == 201
         keys = {"admin": ADMIN_TOKEN}
         for role in ("publisher", "analyst", "auditor"):
