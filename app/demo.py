@@ -339,7 +339,8 @@ async def _steps(
             "name": name,
             "method": "sanony",
             "private_terms": _PRIVATE,
-            "params": {"r_th": 2, "cluster_size": 4},
+            # The default guarantee (true_rows), sized for the demo's own number of years.
+            "params": {"r_th": 2, "cluster_size": 4, "horizon": years},
         },
     )
     say(f"  series {name}: method {series['method']}, params {series['params']}")
@@ -362,9 +363,11 @@ async def _steps(
         release, risk = result["release"], result["risk"]
         say(
             f"  release {release['release_no']} ({year}): {release['n_rows']} rows in "
-            f"{release['n_clusters']} clusters, {release['counterfeits']} published counterfeits, "
-            f"max serial risk {risk['max_serial_risk']:.3f} (r_th {risk['r_th']})"
+            f"{release['n_clusters']} clusters, {release['counterfeits']} counterfeit rows, "
+            f"max serial risk {risk['max_serial_risk']:.3f} (r_th {risk['r_th']}), guarantee "
+            f"{risk['guarantee']['name']}"
         )
+    say(f"  guarantee {risk['guarantee']['name']}: {risk['guarantee']['promise']}")
     risks = await _call(client, "GET", f"/v1/series/{name}/risk", say, headers=keys["auditor"])
     for r in risks:
         say(
