@@ -101,11 +101,13 @@ async def test_reads_publications_and_key_operations_are_recorded_without_the_ke
 async def test_query_by_key_action_and_time_range_and_pages(client: httpx.AsyncClient) -> None:
     await _published(client)
     auditor_id, auditor = await _key(client, "auditor")
+    db = client.app.state.runtime.db  # type: ignore[attr-defined]
     for _ in range(5):
         response = await client.get(
             "/v1/series/prison-health/releases/1/ledger", headers=_bearer(auditor)
         )
         assert response.status_code == 200
+        await TRAIL.flush(db)  # five writes: five events
     mine = await _events(client, key_id=auditor_id)
     assert [e["action"] for e in mine] == ["ledger.read"] * 5
     assert await _events(client, key_id=str(uuid.uuid4())) == []
@@ -226,3 +228,32 @@ async def test_retention_deletes_older_events_only(
         await db.dispose()
     left = await _events(client, series="s")
     assert [e["details"] for e in left] == [{"d": 1}]
+
+
+def test_every_operation_with_a_key_is_recorded_but_the_series_listings() -> None:
+    """The route table names operations the app has, and leaves out only the series' own
+    listings (no release, ledger or key is read there)."""
+    from app.api.access import ROUTE_ACTIONS
+    from tests.support.openapi import operations
+
+    answered = {(method, path) for method, path in operations() if path.startswith("/v1/")}
+    assert set(ROUTE_ACTIONS) <= answered, set(ROUTE_ACTIONS) - answered
+    assert answered - set(ROUTE_ACTIONS) == {("GET", "/v1/series"), ("GET", "/v1/series/{name}")}
+
+
+async def test_identical_reads_between_two_writes_are_one_event_with_their_count(
+    client: httpx.AsyncClient,
+) -> None:
+    await _published(client)
+    analyst_id, analyst = await _key(client, "analyst", "prison-health")
+    db = client.app.state.runtime.db  # type: ignore[attr-defined]
+    await TRAIL.flush(db)
+    for path in ["/releases/1"] * 3 + ["/releases/1/ledger"] * 2 + ["/releases/7"]:
+        await client.get(f"/v1/series/prison-health{path}", headers=_bearer(analyst))
+    events = await _events(client, key_id=analyst_id)
+    got = sorted((e["action"], e["release_no"], e["status"], e["count"]) for e in events)
+    assert got == [
+        ("ledger.read", 1, 403, 2),
+        ("release.read", 1, 200, 3),
+        ("release.read", 7, 404, 1),
+    ]

@@ -42,3 +42,6 @@ class AccessEvent(Base):
     details: Mapped[dict[str, Any]] = mapped_column(
         JSONB, default=dict, server_default=text("'{}'::jsonb")
     )
+    #: Identical requests (same key, action, series, release and status) within one write
+    #: interval of the process that served them: one row, ``at`` the first one's time.
+    count: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))

@@ -18,11 +18,12 @@ __all__ = ["EventRow", "TrailQuery", "copy_events", "mark_keys_used", "query_eve
 
 Connection = psycopg.AsyncConnection[Any]
 
-#: ``(at, key_id, role, action, series, release_no, status, details as JSON text)``.
-EventRow = tuple[dt.datetime, uuid.UUID | None, str, str, str | None, int | None, int, str]
+#: ``(at, key_id, role, action, series, release_no, status, details as JSON text, count)``.
+EventRow = tuple[dt.datetime, uuid.UUID | None, str, str, str | None, int | None, int, str, int]
 
 _COPY = (
-    "COPY access_events (at, key_id, role, action, series, release_no, status, details) FROM STDIN"
+    "COPY access_events "
+    "(at, key_id, role, action, series, release_no, status, details, count) FROM STDIN"
 )
 
 
