@@ -54,7 +54,7 @@ def _record(url: str, action: AccessAction, details: dict[str, object]) -> None:
     except sqlalchemy.exc.ProgrammingError:
         # A database of a version before the access trail (0016_access_trail): backing it
         # up before an upgrade is what an operator should do, so it is not refused.
-        typer.echo("note: this database has no access trail yet; the backup is not recorded")
+        typer.echo(f"note: this database has no access trail yet; the {action} is not recorded")
 
 
 def _fail(exc: BackupError) -> typer.Exit:

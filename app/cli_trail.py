@@ -89,7 +89,7 @@ def trail(
                         "release_no": event.release_no,
                         "status": event.status,
                         "details": event.details,
-                        "count": event.count,
+                        "requests": event.requests,
                     }
                     typer.echo(orjson.dumps(line).decode())
                 await record_now(

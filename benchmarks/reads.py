@@ -305,7 +305,7 @@ def _access_events(url: str) -> tuple[int, int]:
     from app.db.embedded import libpq_url
 
     with psycopg.connect(libpq_url(url)) as conn:
-        row = conn.execute("SELECT count(*), sum(count) FROM access_events").fetchone()
+        row = conn.execute("SELECT count(*), sum(requests) FROM access_events").fetchone()
     return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
 
 

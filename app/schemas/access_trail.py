@@ -18,7 +18,7 @@ _EVENT: dict[str, JsonValue] = {
     "release_no": 2,
     "status": 200,
     "details": {},
-    "count": 1,
+    "requests": 1,
 }
 
 
@@ -37,7 +37,7 @@ class AccessEventOut(BaseModel):
         description="What else identifies it: `key` (a key created, revoked or rotated), "
         "`new_key` (a rotation's), `job`"
     )
-    count: int = Field(
+    requests: int = Field(
         description="Identical requests (same key, action, series, release, status) one "
         "process served within one write interval (SERIALPUB_ACCESS_TRAIL_FLUSH_SECONDS) "
         "are one event; `at` is the first one's time"

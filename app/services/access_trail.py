@@ -114,10 +114,10 @@ class AccessTrail:
     """This process' events and key uses not yet written, and the loop that writes them.
 
     Identical requests (same key, role, action, series, release and status, nothing in
-    ``details``) until the next write are one event with their ``count``, stamped with the
-    first one's time: a client reading a release in a loop is one row per interval, not one
-    per request (at 3,000 reads a second, one row each cost the read path a third of its
-    throughput in PostgreSQL's index upkeep on the same cores).
+    ``details``) until the next write are one event with their number (``requests``),
+    stamped with the first one's time: a client reading a release in a loop is one row per
+    interval, not one per request (at 3,000 reads a second, one row each cost the read path
+    a third of its throughput in PostgreSQL's index upkeep on the same cores).
     """
 
     def __init__(self, max_pending: int = 200_000) -> None:
@@ -245,7 +245,7 @@ async def record_now(session: AsyncSession, event: Event) -> None:
             release_no=release_no,
             status=status,
             details=orjson.loads(details),
-            count=count,
+            requests=count,
         )
     )
     await session.flush()

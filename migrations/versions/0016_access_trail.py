@@ -41,7 +41,7 @@ def upgrade() -> None:
             server_default=sa.text("'{}'::jsonb"),
             nullable=False,
         ),
-        sa.Column("count", sa.Integer(), server_default=sa.text("1"), nullable=False),
+        sa.Column("requests", sa.Integer(), server_default=sa.text("1"), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_access_events")),
     )
     op.create_index(op.f("ix_access_events_at"), "access_events", ["at"])

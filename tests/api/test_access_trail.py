@@ -251,7 +251,7 @@ async def test_identical_reads_between_two_writes_are_one_event_with_their_count
     for path in ["/releases/1"] * 3 + ["/releases/1/ledger"] * 2 + ["/releases/7"]:
         await client.get(f"/v1/series/prison-health{path}", headers=_bearer(analyst))
     events = await _events(client, key_id=analyst_id)
-    got = sorted((e["action"], e["release_no"], e["status"], e["count"]) for e in events)
+    got = sorted((e["action"], e["release_no"], e["status"], e["requests"]) for e in events)
     assert got == [
         ("ledger.read", 1, 403, 2),
         ("release.read", 1, 200, 3),

@@ -1,5 +1,5 @@
-"""What is kept of a snapshot (docs/deploy.md, "What is kept"): its raw upload lives only until
-its job ends, published, failed or a dry run."""
+"""What is kept of a snapshot (docs/deploy.md, "What is kept of a snapshot"): its raw upload
+lives only until its job ends, published, failed or a dry run."""
 
 from __future__ import annotations
 

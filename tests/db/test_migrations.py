@@ -168,8 +168,8 @@ def test_0011_attributes_idempotency_keys_to_their_jobs_api_key() -> None:
 
 
 def test_0016_deletes_the_uploads_of_finished_jobs() -> None:
-    """A finished job's input is not kept (docs/deploy.md, "What is kept"); one left by an
-    earlier version goes, a queued job's stays."""
+    """A finished job's input is not kept (docs/deploy.md, "What is kept of a snapshot");
+    one left by an earlier version goes, a queued job's stays."""
     import uuid
 
     import psycopg

@@ -44,4 +44,4 @@ class AccessEvent(Base):
     )
     #: Identical requests (same key, action, series, release and status) within one write
     #: interval of the process that served them: one row, ``at`` the first one's time.
-    count: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))
+    requests: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))

@@ -18,12 +18,12 @@ __all__ = ["EventRow", "TrailQuery", "copy_events", "mark_keys_used", "query_eve
 
 Connection = psycopg.AsyncConnection[Any]
 
-#: ``(at, key_id, role, action, series, release_no, status, details as JSON text, count)``.
+#: ``(at, key_id, role, action, series, release_no, status, details as JSON text, requests)``.
 EventRow = tuple[dt.datetime, uuid.UUID | None, str, str, str | None, int | None, int, str, int]
 
 _COPY = (
     "COPY access_events "
-    "(at, key_id, role, action, series, release_no, status, details, count) FROM STDIN"
+    "(at, key_id, role, action, series, release_no, status, details, requests) FROM STDIN"
 )
 
 
