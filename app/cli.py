@@ -22,7 +22,9 @@ import pydantic
 import sqlalchemy.exc
 import typer
 
-from app import cli_attack, cli_export, cli_verify
+from app import cli_attack, cli_backup, cli_export, cli_keys, cli_trail, cli_verify
+from app.cli_database import database_url as _database_url
+from app.cli_database import migrate as _migrate
 from app.observability import (
     configure_logging,
     end_metrics_process,
@@ -72,48 +74,6 @@ def _options(
     ] = False,
 ) -> None:
     """Privacy-preserving serial publication service."""
-
-
-def _database_url() -> str:
-    """Resolve the database URL; export the embedded server's, so that uvicorn's worker
-    processes join it.
-
-    A ``DATABASE_URL`` the operator set is left as it is: with ``DATABASE_PASSWORD_FILE`` the
-    resolved URL holds the password, and exporting it put the password in every child's
-    environment and made the settings refuse to start (URL with a password *and* a password
-    file). Children read both variables themselves and resolve the same URL.
-    """
-    from app.db.engine import resolve_database_url
-
-    settings = get_settings()
-    url = resolve_database_url(settings)
-    if not settings.database_url:
-        os.environ["DATABASE_URL"] = url
-        get_settings.cache_clear()
-    return url
-
-
-def _alembic_root() -> Path:
-    """The repository (a checkout) or the working directory (the image copies them there)."""
-    for root in (Path(__file__).resolve().parents[1], Path.cwd()):
-        if (root / "alembic.ini").exists() and (root / "migrations").is_dir():
-            return root
-    raise typer.BadParameter("alembic.ini and migrations/ not found (run from the project)")
-
-
-def _migrate(url: str) -> None:
-    from alembic import command
-    from alembic.config import Config
-
-    root = _alembic_root()
-    config = Config(str(root / "alembic.ini"))
-    config.set_main_option("script_location", str(root / "migrations"))
-    config.attributes["url"] = url
-    # alembic.ini's own logging setup would print plain text: ours is configured instead.
-    settings = get_settings()
-    configure_logging(settings.log_level, settings.log_format)
-    config.attributes["configure_logger"] = False
-    command.upgrade(config, "head")
 
 
 @cli.command()
@@ -258,83 +218,6 @@ def healthcheck(
         raise typer.Exit(1) from None
 
 
-@cli.command("create-key")
-def create_key(
-    role: Annotated[str, typer.Option(help="admin, publisher, analyst or auditor")],
-    series: Annotated[
-        str | None,
-        typer.Option(
-            help="Publishers: the one series it posts to; analysts and auditors: the one series "
-            "it reads (default: all)"
-        ),
-    ] = None,
-) -> None:
-    """Create an API key and print it (once; only its hash is stored)."""
-    from app.db.engine import Database
-    from app.errors import AppError
-    from app.services.auth import create_key as create
-
-    db = Database(_existing_database_url(), pool_size=1)
-
-    async def run() -> str:
-        try:
-            async with db.session() as session:
-                key, plain = await create(session, role, series)
-            return f"{plain}\n(id {key.id}, role {key.role}, series {key.series_name or '*'})"
-        finally:
-            await db.dispose()
-
-    try:
-        typer.echo(asyncio.run(run()))
-    except AppError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(2) from None
-    except sqlalchemy.exc.ProgrammingError:
-        # The tables are missing: a database this service never migrated.
-        typer.echo(
-            "error: the database has no Serialpub tables; run 'serialpub migrate' (or "
-            "'serialpub serve') with the same DATABASE_URL / SERIALPUB_DATA_DIR first",
-            err=True,
-        )
-        raise typer.Exit(2) from None
-    except (OSError, sqlalchemy.exc.OperationalError) as exc:
-        typer.echo(
-            f"error: cannot reach the database ({type(exc).__name__}); check DATABASE_URL", err=True
-        )
-        raise typer.Exit(2) from None
-
-
-def _existing_database_url() -> str:
-    """The database ``serve`` uses, never a new empty one.
-
-    With ``DATABASE_URL`` unset, ``serve`` keeps its embedded database in
-    ``SERIALPUB_DATA_DIR`` (default ``./.serialpub``). Run from elsewhere (a subdirectory, a
-    second terminal), look for ``.serialpub`` in the parent directories as git does; if there
-    is none, say in one line what to set instead of creating an empty database.
-    """
-    settings = get_settings()
-    if settings.database_url:
-        return _database_url()
-    explicit = "SERIALPUB_DATA_DIR" in os.environ
-    candidates = (
-        [settings.data_dir]
-        if explicit
-        else [directory / ".serialpub" for directory in (Path.cwd(), *Path.cwd().parents)]
-    )
-    for data_dir in candidates:
-        if (data_dir / "pg" / "PG_VERSION").exists():
-            os.environ["SERIALPUB_DATA_DIR"] = str(data_dir.resolve())
-            get_settings.cache_clear()
-            return _database_url()
-    where = settings.data_dir.resolve() if explicit else f"{Path.cwd()} or its parents"
-    typer.echo(
-        f"error: no Serialpub database in {where}: run this where 'serialpub serve' "
-        "runs, or set SERIALPUB_DATA_DIR (its data directory) or DATABASE_URL",
-        err=True,
-    )
-    raise typer.Exit(2)
-
-
 @cli.command()
 def render() -> None:
     """Render (JSON, NDJSON, gzip) the stored releases that have no renderings yet: those
@@ -449,6 +332,10 @@ _register_local_commands()
 cli.command("attack")(cli_attack.attack)
 cli.command("verify")(cli_verify.verify)
 cli.command("export")(cli_export.export)
+cli.command("create-key")(cli_keys.create_key)
+cli.command("backup")(cli_backup.backup_command)
+cli.command("restore")(cli_backup.restore_command)
+cli.command("trail")(cli_trail.trail)
 
 
 def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:

@@ -40,6 +40,7 @@ from prometheus_client import (
 )
 
 __all__ = [
+    "ACCESS_EVENTS_DROPPED",
     "REQUESTS",
     "REQUEST_SECONDS",
     "PHASE_SECONDS",
@@ -96,6 +97,10 @@ SUPPRESSED = Counter(
     "serialpub_suppressed_copies_total",
     "Private-term copies suppressed as the last resort of the post-condition (design.md §5)",
     ["method"],
+)
+ACCESS_EVENTS_DROPPED = Counter(
+    "serialpub_access_events_dropped_total",
+    "Access-trail events dropped: the database refused them while the buffer was full",
 )
 
 _configured = False

@@ -87,6 +87,16 @@ class Settings(BaseSettings):
     #: revoked key can still read releases that long through other server processes.
     read_auth_cache_s: float = Field(1.0, alias="SERIALPUB_READ_AUTH_CACHE_SECONDS", ge=0)
     db_pool_size: int = Field(10, alias="SERIALPUB_DB_POOL_SIZE", ge=1)
+    #: Per process: how often the access trail's buffered events are written (changes of
+    #: state, such as a publication or a new key, are written at once).
+    access_trail_flush_s: float = Field(
+        0.25, alias="SERIALPUB_ACCESS_TRAIL_FLUSH_SECONDS", gt=0, le=60
+    )
+    #: Access-trail events older than this many days are deleted (0: kept for good).
+    access_trail_retention_days: int = Field(0, alias="SERIALPUB_ACCESS_TRAIL_RETENTION_DAYS", ge=0)
+    #: Where ``serialpub backup`` and ``restore`` look first for ``pg_dump`` and
+    #: ``pg_restore`` (app.services.backup).
+    pg_bin_dir: Path | None = Field(None, alias="SERIALPUB_PG_BIN_DIR")
     log_format: Literal["console", "json"] = Field("console", alias="SERIALPUB_LOG_FORMAT")
     log_level: str = Field("INFO", alias="SERIALPUB_LOG_LEVEL")
     #: A file ``serialpub worker`` touches while it is alive (``serialpub healthcheck --worker``).

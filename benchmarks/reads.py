@@ -246,6 +246,10 @@ def report(r: dict[str, Any], args: argparse.Namespace) -> str:
             row("If-None-Match: 304", r["wrk_304"]),
             row("`/healthz` (no key, no work: the floor)", r["wrk_healthz"]),
             "",
+            f"Access trail: {r.get('access_events', (0, 0))[1]:,} requests recorded in "
+            f"{r.get('access_events', (0, 0))[0]:,} rows (docs/deploy.md, "
+            '"The access trail").',
+            "",
             f"curl, one GET at a time, the {args.big_rows:,}-row release and its risk summary:",
             "",
             "| request | status | first byte s | total s | MB | MB/s |",
@@ -288,8 +292,21 @@ async def _measure(
         store_small_s=setup["store_small_s"],
         store_big_s=setup["store_big_s"],
         load_start=load_start,
+        access_events=_access_events(url),
     )
     return result, report(result, args)
+
+
+def _access_events(url: str) -> tuple[int, int]:
+    """Rows the access trail wrote during the run, and the requests they record (each GET
+    with a key above is one; identical ones within a write interval share a row)."""
+    import psycopg
+
+    from app.db.embedded import libpq_url
+
+    with psycopg.connect(libpq_url(url)) as conn:
+        row = conn.execute("SELECT count(*), sum(requests) FROM access_events").fetchone()
+    return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
 
 
 def main(argv: list[str] | None = None) -> int:

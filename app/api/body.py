@@ -26,14 +26,14 @@ M = TypeVar("M", bound=BaseModel)
 MAX_SMALL_BODY = 1 << 20
 
 
-def request_body(model: type[BaseModel]) -> dict[str, Any]:
+def request_body(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:
     """``openapi_extra`` documenting ``model`` as the JSON body, with its examples."""
     schema = model.model_json_schema()
     examples = schema.get("examples") or []
     content: dict[str, Any] = {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}
     if examples:
         content["example"] = examples[0]
-    return {"requestBody": {"required": True, "content": {"application/json": content}}}
+    return {"requestBody": {"required": required, "content": {"application/json": content}}}
 
 
 async def _raw(request: Request) -> bytes:
@@ -64,8 +64,11 @@ async def _raw(request: Request) -> bytes:
     return raw
 
 
-async def json_body(request: Request, model: type[M]) -> M:
-    """The body as ``model``: 400 when it is not UTF-8 JSON, 422 naming the field at fault."""
+async def json_body(request: Request, model: type[M], *, empty: M | None = None) -> M:
+    """The body as ``model``: 400 when it is not UTF-8 JSON, 422 naming the field at fault.
+    With ``empty``, a request without a body means ``empty`` (an optional body)."""
+    if empty is not None and not await request.body():
+        return empty
     raw = await _raw(request)
     try:
         data = json.loads(raw.decode("utf-8"))

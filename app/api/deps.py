@@ -9,6 +9,7 @@ from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.api.access import PRINCIPAL
 from app.runtime import Runtime
 from app.services.auth import Principal, authenticate, authenticate_reader
 
@@ -63,24 +64,38 @@ def _header(credentials: HTTPAuthorizationCredentials | None) -> str | None:
     return f"{credentials.scheme} {credentials.credentials}" if credentials else None
 
 
-async def get_principal(session: SessionDep, credentials: Credentials) -> Principal:
-    """The caller's key (401 when missing or unknown), in the request's session."""
-    return await authenticate(session, _header(credentials))
+# Each of the three leaves the caller in the request's scope, where the access trail
+# (app.api.access) finds it once the response has started: a refused attempt is recorded too.
 
 
-async def get_principal_standalone(runtime: RuntimeDep, credentials: Credentials) -> Principal:
+async def get_principal(
+    session: SessionDep, credentials: Credentials, request: Request
+) -> Principal:
+    """The caller's key (401 when missing, unknown or expired), in the request's session."""
+    principal = await authenticate(session, _header(credentials))
+    request.scope[PRINCIPAL] = principal
+    return principal
+
+
+async def get_principal_standalone(
+    runtime: RuntimeDep, credentials: Credentials, request: Request
+) -> Principal:
     """The same in a short session of its own, for routes that must not hold a connection
     while they read a long body."""
     async with runtime.db.session() as session:
-        return await authenticate(session, _header(credentials))
+        principal = await authenticate(session, _header(credentials))
+    request.scope[PRINCIPAL] = principal
+    return principal
 
 
 async def get_reader(
-    runtime: RuntimeDep, credentials: Credentials, name: str
+    runtime: RuntimeDep, credentials: Credentials, name: str, request: Request
 ) -> tuple[Principal, int | None]:
     """The caller's key and the id of series ``name`` (``None``: none), in one statement and
     no session: for the routes that serve stored bytes."""
-    return await authenticate_reader(runtime.db, _header(credentials), name)
+    reader = await authenticate_reader(runtime.db, _header(credentials), name)
+    request.scope[PRINCIPAL] = reader[0]
+    return reader
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -11,10 +11,21 @@ from collections.abc import AsyncIterator
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
+from app.api.access import AccessTrailMiddleware
 from app.api.errors import install_error_handlers
 from app.api.metrics import MetricsMiddleware
 from app.api.openapi import install_openapi
-from app.api.routes import attacks, health, jobs, keys, ledger, releases, risk, series
+from app.api.routes import (
+    access_trail,
+    attacks,
+    health,
+    jobs,
+    keys,
+    ledger,
+    releases,
+    risk,
+    series,
+)
 from app.observability import (
     configure_logging,
     end_metrics_process,
@@ -22,6 +33,7 @@ from app.observability import (
     start_metrics_process,
 )
 from app.runtime import set_runtime, start_runtime
+from app.services.access_trail import TRAIL
 from app.settings import Settings, get_settings
 from app.web import router as web_router
 
@@ -43,6 +55,11 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
             from app.jobs.worker import run_worker
 
             worker = asyncio.create_task(run_worker(runtime))
+        trail = asyncio.create_task(
+            TRAIL.run(
+                runtime.db, settings.access_trail_flush_s, settings.access_trail_retention_days
+            )
+        )
         # Everything built so far (modules, the app, the runtime) lives as long as the
         # process: keep it out of the collector's full passes, which otherwise scan it all
         # and stall every request in flight (the read path's p99).
@@ -61,6 +78,10 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
                 else:
                     with contextlib.suppress(asyncio.CancelledError):
                         worker.result()
+            # After the worker and the HTTP server: the last requests' events are written.
+            trail.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await trail
             await runtime.db.dispose()
             set_runtime(None)
             end_metrics_process()
@@ -80,8 +101,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     install_error_handlers(app)
+    app.add_middleware(AccessTrailMiddleware)
     app.add_middleware(MetricsMiddleware)
-    for module in (health, keys, series, releases, jobs, risk, ledger, attacks):
+    for module in (health, keys, access_trail, series, releases, jobs, risk, ledger, attacks):
         app.include_router(module.router)
     # The web view (docs/web.md): pages under /web, outside the OpenAPI document.
     app.include_router(web_router)

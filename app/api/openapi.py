@@ -17,13 +17,20 @@ from pydantic import BaseModel
 
 from app.core.errors import ErrorCode
 from app.schemas.errors import ERROR_EXAMPLES
-from app.schemas.keys import KeyCreate
+from app.schemas.keys import KeyCreate, KeyRotate
 from app.schemas.releases import ReleaseBody, WithdrawalIn
 from app.schemas.series import SeriesCreate
+from app.services.access_trail import AccessAction
 
 __all__ = ["RELEASE_BODY", "install_openapi"]
 
-_BODY_MODELS: tuple[type[BaseModel], ...] = (ReleaseBody, KeyCreate, SeriesCreate, WithdrawalIn)
+_BODY_MODELS: tuple[type[BaseModel], ...] = (
+    ReleaseBody,
+    KeyCreate,
+    KeyRotate,
+    SeriesCreate,
+    WithdrawalIn,
+)
 _ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
 _BODY_ERRORS = ("400", "413", "415", "422")
 _DESCRIPTIONS = {
@@ -55,6 +62,11 @@ _PARAMETER_EXAMPLES: dict[str, Any] = {
     "offset": 0,
     "limit": 100,
     "individual": "p-17",
+    "series": "prison-health",
+    "action": "ledger.read",
+    "since": "2026-12-01T00:00:00Z",
+    "until": "2026-12-02T00:00:00Z",
+    "after": "2026-12-01T10:15:02.481000+00:00/4812",
 }
 
 RELEASE_BODY: dict[str, Any] = {
@@ -149,6 +161,7 @@ def install_openapi(app: FastAPI) -> None:
         _add_body_schemas(components)
         # The enumeration lives in the core, which knows no pydantic: its example is added here.
         components.get("ErrorCode", {}).setdefault("examples", [ErrorCode.INVALID_CORPUS.value])
+        components.get("AccessAction", {}).setdefault("examples", [AccessAction.LEDGER_READ.value])
         for path in schema.get("paths", {}).values():
             for operation in path.values():
                 _fix_responses(operation, components)

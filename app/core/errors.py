@@ -46,6 +46,8 @@ class ErrorCode(StrEnum):
     ALREADY_WITHDRAWN = "already_withdrawn"
     SERIES_HAS_RELEASES = "series_has_releases"
     SERIES_HAS_JOBS = "series_has_jobs"
+    KEY_EXPIRED = "key_expired"
+    KEY_ALREADY_ROTATED = "key_already_rotated"
     # 410: there, and no longer served.
     RELEASE_WITHDRAWN = "release_withdrawn"
     # 413, 415, 416: the representation.

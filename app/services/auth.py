@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import hashlib
 import secrets
 import time
@@ -12,13 +13,15 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.errors import ErrorCode
 from app.db.base import utcnow
 from app.db.engine import Database
 from app.db.models import ApiKey
 from app.db.repositories.keys import KeyRepository
 from app.db.repositories.reads import key_and_series
 from app.db.repositories.series import SeriesRepository
-from app.errors import Forbidden, NotFound, Unauthorized, Unprocessable
+from app.errors import Conflict, Forbidden, NotFound, Unauthorized, Unprocessable
+from app.services.access_trail import TRAIL
 
 __all__ = [
     "Principal",
@@ -26,6 +29,8 @@ __all__ = [
     "hash_key",
     "create_key",
     "revoke_key",
+    "rotate_key",
+    "MAX_GRACE",
     "authenticate",
     "authenticate_reader",
     "clear_reader_cache",
@@ -81,10 +86,24 @@ def _presented_hash(authorization: str | None) -> str:
     return hash_key(token.strip())
 
 
+#: The longest grace period a rotated key keeps working.
+MAX_GRACE = dt.timedelta(days=90)
+
+
+def _expired(expires_at: dt.datetime) -> Unauthorized:
+    return Unauthorized(
+        f"this API key expired at {expires_at.isoformat()}; ask an admin for a new one",
+        {"expired_at": expires_at.isoformat()},
+    )
+
+
 async def authenticate(session: AsyncSession, authorization: str | None) -> Principal:
     key = await KeyRepository(session).by_hash(_presented_hash(authorization))
     if key is None:
         raise Unauthorized("unknown or revoked API key")
+    if key.expires_at is not None and key.expired(utcnow()):
+        raise _expired(key.expires_at)
+    TRAIL.key_used(key.id)
     return Principal(key.id, key.role, key.series_name)
 
 
@@ -96,6 +115,8 @@ class _Reader:
     expires: float
     principal: Principal
     series_id: int
+    #: The key's own expiry, in seconds since the epoch (``inf``: none).
+    key_expires: float
 
 
 class _ReaderCache:
@@ -118,7 +139,7 @@ class _ReaderCache:
     async def get(self, db: Database, key: tuple[str, str]) -> tuple[Principal, int | None]:
         found = self._items.get(key)
         now = time.monotonic()
-        if found is not None and found.expires > now:
+        if found is not None and found.expires > now and found.key_expires > time.time():
             if found.expires - now < self.ttl / 2 and key not in self._pending:
                 self._start(db, key)
             return found.principal, found.series_id
@@ -140,12 +161,16 @@ class _ReaderCache:
         if found is None:
             self._items.pop(key, None)
             raise Unauthorized("unknown or revoked API key")
+        if found.expires_at is not None and found.expires_at <= utcnow():
+            self._items.pop(key, None)
+            raise _expired(found.expires_at)
         principal = Principal(found.key_id, found.role, found.key_series)
+        key_expires = found.expires_at.timestamp() if found.expires_at else float("inf")
         # A missing series is never remembered: one created meanwhile must be found.
         if found.series_id is not None and self.ttl > 0:
             if len(self._items) >= self.max_items:
                 self._items.clear()
-            self._items[key] = _Reader(started + self.ttl, principal, found.series_id)
+            self._items[key] = _Reader(started + self.ttl, principal, found.series_id, key_expires)
         return principal, found.series_id
 
 
@@ -175,17 +200,29 @@ async def authenticate_reader(
     """The caller (401 as :func:`authenticate`) and the named series' id (``None``: no such
     series), in one statement outside any transaction, or from the short-lived cache of
     readers."""
-    return await _READERS.get(db, (_presented_hash(authorization), series_name))
+    principal, series_id = await _READERS.get(db, (_presented_hash(authorization), series_name))
+    TRAIL.key_used(principal.key_id)
+    return principal, series_id
 
 
 async def create_key(
-    session: AsyncSession, role: str, series: str | None, *, value: str | None = None
+    session: AsyncSession,
+    role: str,
+    series: str | None,
+    *,
+    value: str | None = None,
+    expires_at: dt.datetime | None = None,
 ) -> tuple[ApiKey, str]:
-    """A new key; the returned plain value is shown once and never stored."""
+    """A new key (expiring at ``expires_at``, when given); the returned plain value is shown
+    once and never stored."""
     if role not in ROLES:
         raise Unprocessable(f"role must be one of {', '.join(ROLES)}", {"field": "role"})
     if series is not None and role == "admin":
         raise Unprocessable("admin keys are not scoped to a series", {"field": "series"})
+    if expires_at is not None and expires_at <= utcnow():
+        raise Unprocessable(
+            f"expires_at {expires_at.isoformat()} is not in the future", {"field": "expires_at"}
+        )
     if series is not None and await SeriesRepository(session).get_by_name(series) is None:
         # A key for a series that does not exist yet would be a key to whatever series is
         # later created under that name, by anyone.
@@ -193,7 +230,13 @@ async def create_key(
             f"no series {series!r}; create the series before its keys", {"series": series}
         )
     plain = value or f"sp_{secrets.token_urlsafe(32)}"
-    key = ApiKey(id=uuid.uuid4(), key_hash=hash_key(plain), role=role, series_name=series)
+    key = ApiKey(
+        id=uuid.uuid4(),
+        key_hash=hash_key(plain),
+        role=role,
+        series_name=series,
+        expires_at=expires_at,
+    )
     await KeyRepository(session).add(key)
     return key, plain
 
@@ -211,17 +254,68 @@ async def revoke_key(session: AsyncSession, key_id: uuid.UUID) -> None:
     _READERS.clear()
 
 
-async def ensure_admin_token(session: AsyncSession, token: str) -> bool:
-    """Make ``SERIALPUB_ADMIN_TOKEN`` an admin key, unless it was revoked; ``False`` then.
+async def rotate_key(
+    session: AsyncSession,
+    key_id: uuid.UUID,
+    grace: dt.timedelta,
+    expires_at: dt.datetime | None = None,
+) -> tuple[ApiKey, ApiKey, str]:
+    """A new key with the role and series of ``key_id``, which keeps working for ``grace``
+    more (never longer than it would have); ``(old, new, new's plain value)``.
 
-    A revoked bootstrap token stays revoked across restarts: reviving it at every start would
-    undo the revocation of a leaked token. Set a new value to bootstrap again.
+    The new key expires at ``expires_at`` when given, else, when the old one had an expiry,
+    after the same lifetime as the old one (a policy of 90-day keys stays one), else never.
+    """
+    if not dt.timedelta(0) <= grace <= MAX_GRACE:
+        raise Unprocessable(
+            f"grace_seconds must be between 0 and {int(MAX_GRACE.total_seconds())}",
+            {"field": "grace_seconds"},
+        )
+    repo = KeyRepository(session)
+    old = await repo.get(key_id, for_update=True)
+    if old is None or old.revoked_at is not None:
+        raise NotFound(f"no key {key_id}", {"id": str(key_id)})
+    now = utcnow()
+    if old.expires_at is not None and old.expired(now):
+        raise Conflict(
+            f"key {key_id} expired at {old.expires_at.isoformat()}; create a new key instead",
+            {"id": str(key_id), "expired_at": old.expires_at.isoformat()},
+            code=ErrorCode.KEY_EXPIRED,
+        )
+    if old.replaced_by is not None:
+        raise Conflict(
+            f"key {key_id} was already rotated; its successor is {old.replaced_by}",
+            {"id": str(key_id), "replaced_by": str(old.replaced_by)},
+            code=ErrorCode.KEY_ALREADY_ROTATED,
+        )
+    if expires_at is None and old.expires_at is not None:
+        expires_at = now + (old.expires_at - old.created_at)
+    new, plain = await create_key(session, old.role, None, expires_at=expires_at)
+    # The series is copied as it is, not looked up again: a scoped key stays scoped to its
+    # name even when that series was deleted (create_key would refuse the name then).
+    new.series_name = old.series_name
+    end_of_grace = now + grace
+    old.expires_at = min(old.expires_at, end_of_grace) if old.expires_at else end_of_grace
+    old.replaced_by = new.id
+    await session.flush()
+    # This process must not trust the old key past its new expiry (other processes check
+    # each key's expiry as they read it within SERIALPUB_READ_AUTH_CACHE_SECONDS).
+    _READERS.clear()
+    return old, new, plain
+
+
+async def ensure_admin_token(session: AsyncSession, token: str) -> bool:
+    """Make ``SERIALPUB_ADMIN_TOKEN`` an admin key, unless it was revoked or has expired
+    (rotated, say); ``False`` then.
+
+    A revoked or expired bootstrap token stays so across restarts: reviving it at every start
+    would undo the revocation of a leaked token. Set a new value to bootstrap again.
     """
     key = await KeyRepository(session).by_hash(hash_key(token), include_revoked=True)
     if key is None:
         await create_key(session, "admin", None, value=token)
         return True
-    if key.revoked_at is not None:
+    if key.revoked_at is not None or key.expired(utcnow()):
         return False
     if key.role != "admin":
         key.role, key.series_name = "admin", None

@@ -165,3 +165,35 @@ def test_0011_attributes_idempotency_keys_to_their_jobs_api_key() -> None:
         with psycopg.connect(libpq_url(url)) as conn:
             rows = conn.execute("SELECT api_key_id, key FROM idempotency_keys").fetchall()
         assert rows == [(key_id, "mine")]
+
+
+def test_0016_deletes_the_uploads_of_finished_jobs() -> None:
+    """A finished job's input is not kept (docs/deploy.md, "What is kept of a snapshot");
+    one left by an earlier version goes, a queued job's stays."""
+    import uuid
+
+    import psycopg
+
+    from app.db.embedded import libpq_url
+
+    with fresh_database() as url:
+        command.downgrade(_config(url), "0015_withdrawals")
+        with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+            series = conn.execute(
+                "INSERT INTO series (name, method, private_terms, params) "
+                "VALUES ('s', 'sanony', '{HIV}', '{}') RETURNING id"
+            ).fetchone()
+            assert series is not None
+            jobs = {status: uuid.uuid4() for status in ("succeeded", "failed", "queued")}
+            for status, job_id in jobs.items():
+                conn.execute(
+                    "INSERT INTO jobs (id, series_id, status, progress, extra_private_terms, "
+                    "n_transactions, attempts, phase_seconds) "
+                    "VALUES (%s, %s, %s, 0, '{}', 1, 0, '{}')",
+                    (job_id, series[0], status),
+                )
+                conn.execute("INSERT INTO job_inputs VALUES (%s, 'x')", (job_id,))
+        command.upgrade(_config(url), "0016_access_trail")
+        with psycopg.connect(libpq_url(url)) as conn:
+            left = conn.execute("SELECT job_id FROM job_inputs").fetchall()
+    assert left == [(jobs["queued"],)]

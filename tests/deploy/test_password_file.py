@@ -27,7 +27,7 @@ import pytest
 import yaml
 from sqlalchemy.engine import make_url
 
-from app import cli as cli_module
+from app import cli_database as cli_module
 from app.settings import get_settings
 from tests.support.database import ROOT, fresh_database
 
@@ -317,7 +317,7 @@ def test_compose_app_and_worker_publish_with_the_password_in_a_file_only(
         assert "DATABASE_URL holds a password" not in output, output
 
 
-@pytest.mark.parametrize("resolve", ["_database_url", "_existing_database_url"])
+@pytest.mark.parametrize("resolve", ["database_url", "existing_database_url"])
 def test_the_cli_resolves_the_password_without_exporting_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, resolve: str
 ) -> None:

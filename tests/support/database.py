@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Tables emptied between tests, children first. procrastinate's jobs go too, but not its
 #: workers: the running in-process worker must keep its registration.
 TABLES = (
+    "access_events",
     "attack_reports",
     "audit_backgrounds",
     "rendered_chunks",

@@ -1,5 +1,6 @@
 """ORM models, all in one package so that Alembic sees every table (Polar's layout)."""
 
+from app.db.models.access import AccessEvent
 from app.db.models.attacks import AttackReport, AuditBackground
 from app.db.models.auth import ApiKey, AppSecret
 from app.db.models.disassociation import DisassociationPart
@@ -19,6 +20,7 @@ from app.db.models.signatures import InvSignature
 from app.db.models.statistics import WongStatistic
 
 __all__ = [
+    "AccessEvent",
     "ApiKey",
     "AppSecret",
     "AttackReport",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from sqlalchemy import DateTime, String, Text
+from sqlalchemy import DateTime, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.base import Base, TimestampMixin
@@ -21,6 +21,18 @@ class ApiKey(TimestampMixin, Base):
     #: For publishers: the series the key may post to (``None``: all series).
     series_name: Mapped[str | None] = mapped_column(String(200))
     revoked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: From then on the key answers 401 (``None``: it never expires). Rotation sets it to the
+    #: end of the old key's grace period.
+    expires_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: The last request made with it, to within the access trail's flush interval.
+    last_used_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: The key that replaced it (``POST /v1/keys/{key_id}/rotate``).
+    replaced_by: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="SET NULL")
+    )
+
+    def expired(self, now: dt.datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
 
 class AppSecret(TimestampMixin, Base):

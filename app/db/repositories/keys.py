@@ -24,8 +24,14 @@ class KeyRepository:
         found: ApiKey | None = await self.session.scalar(statement)
         return found
 
-    async def get(self, key_id: uuid.UUID) -> ApiKey | None:
-        return await self.session.get(ApiKey, key_id)
+    async def get(self, key_id: uuid.UUID, *, for_update: bool = False) -> ApiKey | None:
+        """The key (``for_update``: locked, so that two rotations of it take turns)."""
+        if not for_update:
+            return await self.session.get(ApiKey, key_id)
+        found: ApiKey | None = await self.session.scalar(
+            select(ApiKey).where(ApiKey.id == key_id).with_for_update(key_share=True)
+        )
+        return found
 
     async def active(self) -> Sequence[ApiKey]:
         statement = (

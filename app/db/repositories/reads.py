@@ -35,12 +35,14 @@ class KeyAndSeries:
     key_series: str | None
     #: ``None`` when no series has that name.
     series_id: int | None
+    #: When the key stops working (``None``: never).
+    expires_at: dt.datetime | None
 
 
 async def key_and_series(conn: Connection, key_hash: str, series_name: str) -> KeyAndSeries | None:
     """The unrevoked key with this hash and the id of the named series; ``None``: no key."""
     cur = await conn.execute(
-        "SELECT k.id, k.role, k.series_name, s.id FROM api_keys k "
+        "SELECT k.id, k.role, k.series_name, s.id, k.expires_at FROM api_keys k "
         "LEFT JOIN series s ON s.name = %s WHERE k.key_hash = %s AND k.revoked_at IS NULL",
         (series_name, key_hash),
     )
