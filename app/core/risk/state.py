@@ -223,28 +223,6 @@ class SeriesState:
             del release.row_counts[row]
         return row
 
-    def move_row(self, src: ClusterRef, at: int, dst: ClusterRef) -> Row:
-        """Move the row at position ``at`` of cluster ``src`` to the end of cluster ``dst`` of
-        the same release (a true row changing cluster while its release is built). The
-        release's rows, hence every ``N(O)`` of whole releases, stay as they were."""
-        if src[0] != dst[0]:
-            raise ValueError("a row moves only between clusters of one release")
-        source, target = self.cluster(src), self.cluster(dst)
-        row = source.own_rows().pop(at)
-        source.counts[row] -= 1
-        if not source.counts[row]:
-            del source.counts[row]
-            self.index[row].discard(src)
-        target.own_rows().append(row)
-        target.counts[row] += 1
-        self.index.setdefault(row, set()).add(dst)
-        source.n_true -= 1
-        target.n_true += 1
-        source.revision += 1
-        target.revision += 1
-        self.releases[src[0]].revision += 1
-        return row
-
     def holders(self, row: Row) -> AbstractSet[ClusterRef]:
         """The clusters that hold ``row`` (read-only). A row no cluster holds shares one empty
         set: the counterfeit factory asks this of every candidate row, most of them fresh,

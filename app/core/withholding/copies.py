@@ -179,44 +179,6 @@ class Copies:
         cluster.global_share.clear()
         return moved
 
-    def move_row(self, d: int, c: int, private: frozenset[str]) -> None:
-        """A true row holding ``private`` moved from cluster ``d`` to cluster ``c``
-        (:meth:`SeriesState.move_row`): its copies change owner. A copy ``d``'s segment held
-        for it goes with it into ``c``'s segment; a suppressed one stays suppressed; one in the
-        bag stays there, now ``c``'s to take back (:meth:`from_bag`). Both clusters' sizes
-        moved, so every term's shares are stale."""
-        clusters = self.release.clusters
-        for s in private:
-            _take(self.own[d], s)
-            self.own[c][s] += 1
-            self._owners.setdefault(s, set()).add(c)
-            if not self.own[d][s]:
-                self._owners[s].discard(d)
-            if self.own_in_segment[d][s] > self.own[d][s]:
-                _take(self.own_in_segment[d], s)
-                _take(clusters[d].private_counts, s)
-                self.own_in_segment[c][s] += 1
-                clusters[c].private_counts[s] += 1
-            elif self.suppressed[d][s] > self.own[d][s] - self.own_in_segment[d][s]:
-                _take(self.suppressed[d], s)
-                self.suppressed[c][s] += 1
-        self._stale.update(self.release.global_bag)
-        self._stale.update(self._sharing)
-
-    def merge_placed(self, d: int, e: int) -> None:
-        """Cluster ``d`` is left with no row: the copies Anony placed in its segment go to
-        ``e``'s (both are clusters of free rows, whose copies no overlap reads)."""
-        clusters = self.release.clusters
-        for s, k in list(self.placed[d].items()):
-            self.placed[e][s] += k
-            clusters[e].private_counts[s] += k
-            del clusters[d].private_counts[s]
-        self.placed[d].clear()
-        for s in list(clusters[d].global_share):
-            self._sharing.get(s, set()).discard(d)
-        clusters[d].global_share.clear()
-        self._stale.update(self.release.global_bag)
-
     def cap_share(self, c: int, s: str) -> bool:
         """Lower cluster ``c``'s global share of s by one (it stays so while the bag does not
         shrink it further); ``False`` when it is 0."""

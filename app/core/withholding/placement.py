@@ -26,7 +26,6 @@ from app.core.risk.incremental import SeriesRisk, Violation
 from app.core.risk.overlap import cluster_cover, s_range
 from app.core.risk.state import ClusterRef, SeriesState
 from app.core.withholding.copies import Copies
-from app.core.withholding.drafting import Drafter
 
 __all__ = ["Placement", "Stuck"]
 
@@ -55,7 +54,6 @@ class Placement:
         j: int,
         copies: Copies,
         risk: SeriesRisk,
-        drafter: Drafter,
         holding: list[bool],
     ) -> None:
         #: Per cluster of ``j``: whether it may hold copies (module clustering).
@@ -64,7 +62,6 @@ class Placement:
         self.j = j
         self.copies = copies
         self.risk = risk
-        self.drafter = drafter
         #: Moves made, by kind: ``to_bag``, ``from_bag``, ``share_lowered``, ``share_raised``.
         self.moves: dict[str, int] = {}
 
@@ -106,16 +103,17 @@ class Placement:
 
     def _lower(self, c: int, s: str) -> bool:
         """Rows of new cluster ``c`` over for s: fewer copies attributed to it (segment first,
-        then share) unless a published overlap needs them, else a free row without s."""
+        then share) unless a published overlap needs them."""
         self.copies.settle()
-        if self.state.releases[self.j].clusters[c].n_s(s) > self._needed(c, s):
-            if self.copies.to_bag(c, s):
-                self._count("to_bag")
-                return True
-            if self.copies.cap_share(c, s):
-                self._count("share_lowered")
-                return True
-        return self.drafter.draft_without(c, {s})
+        if self.state.releases[self.j].clusters[c].n_s(s) <= self._needed(c, s):
+            return False
+        if self.copies.to_bag(c, s):
+            self._count("to_bag")
+            return True
+        if self.copies.cap_share(c, s):
+            self._count("share_lowered")
+            return True
+        return False
 
     def _needed(self, c: int, s: str) -> int:
         """Copies of s cluster ``c`` must keep for its published overlaps' ranges to stay
@@ -145,14 +143,9 @@ class Placement:
                 elif self.copies.uncap_share(c, s):
                     self._count("share_raised")
                     moved = True
-                elif self.drafter.draft_with(c, s):
-                    moved = True
-            elif f_new[0] > f_old[0]:
-                if self.copies.to_bag(c, s):
-                    self._count("to_bag")
-                    moved = True
-                elif self.drafter.draft_without(c, {s}):
-                    moved = True
+            elif f_new[0] > f_old[0] and self.copies.to_bag(c, s):
+                self._count("to_bag")
+                moved = True
         return moved
 
     def _count(self, kind: str) -> None:

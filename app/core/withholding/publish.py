@@ -42,7 +42,6 @@ from app.core.withholding.clustering import holding_and_copy_free
 from app.core.withholding.copies import Copies
 from app.core.withholding.decoupling import decouple
 from app.core.withholding.delinking import delink
-from app.core.withholding.drafting import Drafter
 from app.core.withholding.placement import Placement, Stuck
 from app.core.withholding.totals import settle_totals, worst_rows
 
@@ -119,9 +118,10 @@ def publish_true_rows(
             merge *= 2
             continue
         if steps:
+            last = {"step": "coarser_clusters", "merge": merge} if merge > 1 else steps.pop()
             publication.report["escalation"] = {
-                "steps": [*steps, {"step": "coarser_clusters", "merge": merge, "published": True}],
-                "clusters_before": clusters,
+                "steps": [*steps, {**last, "published": True}],
+                "clusters_before": clusters or publication.report.get("clusters"),
                 "clusters_after": publication.report.get("clusters"),
             }
         return publication
@@ -167,9 +167,8 @@ def _build(
     state = SeriesState.from_published(history.releases)
     j = state.append(release_state(result, release_no))
     release = state.releases[j]
-    members = [list(c) for c in partition]
     copies = Copies(
-        release, [Counter(s for i in m for s in private_sets[i]) for m in members], threshold
+        release, [Counter(s for i in m for s in private_sets[i]) for m in partition], threshold
     )
     true_totals = {s: copies.total(s) for s in copies.terms()}
     copy_free = sum(copies.empty_cluster(c) for c, held in enumerate(holding) if not held)
@@ -193,8 +192,7 @@ def _build(
     lap("bp")
 
     report("fp2")
-    drafter = Drafter(state, j, copies, members, private_sets, params.cluster_size)
-    placement = Placement(state, j, copies, risk, drafter, holding)
+    placement = Placement(state, j, copies, risk, holding)
     try:
         rounds = placement.run(params.max_repair_rounds, lambda f: report("fp2", f))
     except Stuck as stuck:
@@ -205,12 +203,7 @@ def _build(
     report("verify")
     # The placement returns only once the series, judged whole, has no row over r_th.
     lap("verify")
-    kept = [c for c, m in enumerate(members) if m]
-    release.clusters = [release.clusters[c] for c in kept]
-    for number, cluster in enumerate(release.clusters, 1):
-        cluster.cluster_id = f"c{number}"
-    members = [members[c] for c in kept]
-    published, ledger = finalise(release, corpus, members, seed, private_terms)
+    published, ledger = finalise(release, corpus, partition, seed, private_terms)
     suppressed = copies.suppressed_total()
     ledger.suppressed = dict(sorted(suppressed.items()))
     for c, taken in enumerate(copies.suppressed):
@@ -224,7 +217,7 @@ def _build(
         {
             "method": "sanony",
             "guarantee": "true_rows",
-            "clusters": len(members),
+            "clusters": len(partition),
             "rows": published.n_rows,
             "true_rows": len(corpus),
             "counterfeits": 0,
@@ -237,14 +230,10 @@ def _build(
             "suppressed": dict(sorted(suppressed.items())),
             "not_admitted": dict(sorted(settled.not_admitted.items())),
             "copy_free_to_bag": copy_free,
-            "holding_clusters": sum(holding[c] for c in kept),
+            "holding_clusters": sum(holding),
             "public_terms_suppressed": sum(delinked.terms.values()),
             "rows_generalised": delinked.rows,
-            "placement": {
-                "rounds": rounds,
-                **dict(sorted(placement.moves.items())),
-                "drafted": dict(sorted(drafter.drafted.items())),
-            },
+            "placement": {"rounds": rounds, **dict(sorted(placement.moves.items()))},
             "seconds": seconds,
         },
     )
