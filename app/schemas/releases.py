@@ -115,9 +115,9 @@ class ClusterOut(BaseModel):
                 {
                     "cluster_id": "c1",
                     "rows": [["arson", "theft"], ["arson", "murder", "theft"]],
-                    "private_terms": {"cancer": 1, "HIV": 1},
-                    "global_share": {"herpes": 0},
-                    "counterfeits": 1,
+                    "private_terms": {"cancer": 1},
+                    "global_share": {},
+                    "counterfeits": 0,
                 }
             ]
         }
@@ -128,9 +128,9 @@ class ClusterOut(BaseModel):
     private_terms: dict[str, int]
     global_share: dict[str, int]
     counterfeits: int = Field(
-        description="How many of the cluster's rows are BP's and FP1's counterfeits, never "
-        "which (the paper's section 3.2); FP2's and the repair's are counted only in the "
-        "release's counterfeit_rows"
+        description="Under guarantee paper, how many of the cluster's rows are BP's and FP1's "
+        "counterfeits, never which (the paper's section 3.2); FP2's and the repair's are "
+        "counted only in the release's counterfeit_rows. Always 0 under true_rows"
     )
 
 
@@ -143,21 +143,27 @@ class ReleaseOut(BaseModel):
                     "release_no": 2,
                     "label": "2025",
                     "method": "sanony",
-                    "params": {"r_th": 2.0, "cluster_size": 2, "randomness": "secret"},
+                    "params": {
+                        "r_th": 2.0,
+                        "cluster_size": 2,
+                        "guarantee": "true_rows",
+                        "horizon": 3,
+                        "randomness": "secret",
+                    },
                     "guarantee": "true_rows",
                     "n_rows": 6,
                     "population_rates": {"HIV": 0.1667, "cancer": 0.3333},
-                    "global_bag": {"herpes": 1},
+                    "global_bag": {"HIV": 1, "cancer": 1},
                     "global_counterfeits": 0,
-                    "counterfeit_rows": 1,
+                    "counterfeit_rows": 0,
                     "suppression_beyond_budget": False,
                     "clusters": [
                         {
                             "cluster_id": "c1",
                             "rows": [["arson", "theft"], ["arson", "murder", "theft"]],
-                            "private_terms": {"cancer": 1, "HIV": 1},
-                            "global_share": {"herpes": 0},
-                            "counterfeits": 1,
+                            "private_terms": {"cancer": 1},
+                            "global_share": {},
+                            "counterfeits": 0,
                         }
                     ],
                 }
