@@ -19,13 +19,20 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from app.core.errors import ErrorCode
+from app.db.base import utcnow
 from app.db.engine import is_transient
+from app.db.repositories.jobs import JobRepository
+from app.errors import AppError
 from app.observability import logger
+from app.runtime import Runtime
+from app.services.publishing import FINISHED
 
-__all__ = ["OUTAGE_WINDOW_S", "Recovered", "retrying"]
+__all__ = ["OUTAGE_WINDOW_S", "Recovered", "outage_noter", "retrying"]
 
 _T = TypeVar("_T")
 _log = logger("serialpub.jobs")
@@ -79,3 +86,35 @@ async def retrying(
                 raise
         await asyncio.sleep(_BACKOFF_S[min(tries, len(_BACKOFF_S) - 1)])
         tries += 1
+
+
+def outage_noter(runtime: Runtime, job_id: uuid.UUID) -> Recovered:
+    """What :func:`retrying` calls for job ``job_id`` once the database is back: the outage
+    becomes one of the job's interruptions (``database_outage``) and attempts; past
+    ``SERIALPUB_JOB_MAX_ATTEMPTS`` the job gives up (``job_interrupted``)."""
+
+    async def noted(step: str, error: BaseException) -> None:
+        async with runtime.db.session() as session:
+            job = await JobRepository(session).get(job_id, for_update=True)
+            if job is None or job.status in FINISHED:
+                return
+            if job.attempts >= runtime.settings.job_max_attempts:
+                raise AppError(
+                    f"the job was interrupted {job.attempts} times; giving up",
+                    {"attempts": job.attempts},
+                    code=ErrorCode.JOB_INTERRUPTED,
+                )
+            job.interruptions = [
+                *(job.interruptions or []),
+                {
+                    "at": utcnow().isoformat(),
+                    "reason": "database_outage",
+                    "attempt": job.attempts,
+                    "step": step,
+                    "error": type(error).__name__,
+                },
+            ]
+            job.attempts += 1
+        _log.info("database back; the step runs again", step=step, attempt=job.attempts)
+
+    return noted

@@ -54,7 +54,7 @@ from app.jobs.audit import ATTACK_PHASE, audit_publication
 from app.jobs.compute import Computed, publish_isolated
 from app.jobs.context import JobContext, build_context, build_handoff
 from app.jobs.dry_run import dry_run_result
-from app.jobs.outages import Recovered, retrying
+from app.jobs.outages import Recovered, outage_noter, retrying
 from app.jobs.processes import current_process
 from app.jobs.progress import ProgressTracker, flush_progress, write_progress
 from app.jobs.store import SeriesMoved, store_release
@@ -281,37 +281,6 @@ def _interrupted_error(job: Job) -> dict[str, Any]:
     }
 
 
-def _outage_noter(runtime: Runtime, job_id: uuid.UUID) -> Recovered:
-    """What :func:`retrying` calls once the database is back: the outage becomes one of the
-    job's interruptions and attempts (past ``SERIALPUB_JOB_MAX_ATTEMPTS`` the job gives up)."""
-
-    async def noted(step: str, error: BaseException) -> None:
-        async with runtime.db.session() as session:
-            job = await JobRepository(session).get(job_id, for_update=True)
-            if job is None or job.status in FINISHED:
-                return
-            if job.attempts >= runtime.settings.job_max_attempts:
-                raise AppError(
-                    f"the job was interrupted {job.attempts} times; giving up",
-                    {"attempts": job.attempts},
-                    code=ErrorCode.JOB_INTERRUPTED,
-                )
-            job.interruptions = [
-                *(job.interruptions or []),
-                {
-                    "at": utcnow().isoformat(),
-                    "reason": "database_outage",
-                    "attempt": job.attempts,
-                    "step": step,
-                    "error": type(error).__name__,
-                },
-            ]
-            job.attempts += 1
-        _log.info("database back; the step runs again", step=step, attempt=job.attempts)
-
-    return noted
-
-
 @dataclass(slots=True)
 class _Read:
     """What the job reads before it computes."""
@@ -348,7 +317,7 @@ async def _publish(
     """Compute and store the release, holding the series' lock but no transaction while
     the child computes; the job is marked succeeded in the store's transaction, unless its
     series audits it (then after the audit)."""
-    noted = _outage_noter(runtime, job_id)
+    noted = outage_noter(runtime, job_id)
     lock = SessionLock(runtime.db.url, LockSpace.PUBLISH, series_id)
     try:
         await retrying("lock", lock.acquire, recovered=noted)
@@ -444,7 +413,7 @@ async def _dry_run(
     """Compute the job's release and risk as a publication would, against the series'
     releases as they are now, and keep only the answer on the job's row. No series lock and
     no transaction held while the child computes: nothing is stored that needs them."""
-    noted = _outage_noter(runtime, job_id)
+    noted = outage_noter(runtime, job_id)
     read = await retrying("load", lambda: _read(runtime, job_id), recovered=noted)
     context, load_seconds = read.context, read.load_s
     started = time.perf_counter()
