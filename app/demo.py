@@ -96,15 +96,17 @@ class _Client:
 
     def _send(
         self, method: str, url: str, headers: dict[str, str], body: bytes | None
-    ) -> tuple[int, Any]:
+    ) -> tuple[int, Any, float | None]:
         request = urllib.request.Request(
             self.base_url + url, data=body, method=method, headers=headers
         )
         try:
             with urllib.request.urlopen(request, timeout=600) as response:
-                return response.status, json.loads(response.read() or b"null")
+                return response.status, json.loads(response.read() or b"null"), None
         except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
+            retry_after = error.headers.get("Retry-After")
+            wait = float(retry_after) if retry_after and retry_after.isdigit() else None
+            return error.code, json.loads(error.read() or b"null"), wait
 
     async def request(
         self,
@@ -114,7 +116,8 @@ class _Client:
         headers: dict[str, str],
         json_body: Any = None,
         content: str | None = None,
-    ) -> tuple[int, Any]:
+    ) -> tuple[int, Any, float | None]:
+        """The status, the JSON answer and, for an error, its ``Retry-After`` seconds."""
         headers = dict(headers)
         body = None
         if json_body is not None:
@@ -306,6 +309,13 @@ async def _run_demo(
             await asyncio.Event().wait()
 
 
+#: Tries of a request the service answered 503 (its database restarting): the demo's posts
+#: carry an Idempotency-Key, so a retry after a lost answer returns the same release.
+_TRIES = 5
+#: Seconds between two tries when the 503 does not say (``Retry-After``).
+_RETRY_S = 5.0
+
+
 async def _call(
     client: _Client,
     method: str,
@@ -315,10 +325,17 @@ async def _call(
     json: Any = None,
     content: str | None = None,
 ) -> Any:
-    status, body = await client.request(
-        method, url, headers=headers, json_body=json, content=content
-    )
-    say(f"{method} {url} -> {status}")
+    for attempt in range(1, _TRIES + 1):
+        status, body, retry_after = await client.request(
+            method, url, headers=headers, json_body=json, content=content
+        )
+        say(f"{method} {url} -> {status}")
+        repeatable = method == "GET" or "Idempotency-Key" in headers
+        if status != 503 or not repeatable or attempt == _TRIES:
+            break
+        wait = _RETRY_S if retry_after is None else retry_after
+        say(f"  the service's database is unavailable; trying again in {wait:g} s")
+        await asyncio.sleep(wait)
     if status >= 400:
         raise DemoError(f"{method} {url} answered {status}: {body}")
     return body
@@ -357,7 +374,13 @@ async def _steps(
             "POST",
             f"/v1/series/{name}/releases?wait=true&label={year}",
             say,
-            headers={**keys["publisher"], "Content-Type": "text/plain"},
+            # One key per snapshot: a post tried again after a lost answer (a 503 while the
+            # database restarts) gets the same job and release, never a second release.
+            headers={
+                **keys["publisher"],
+                "Content-Type": "text/plain",
+                "Idempotency-Key": f"{name}-{year}",
+            },
             content=lines,
         )
         release, risk = result["release"], result["risk"]

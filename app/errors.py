@@ -27,6 +27,8 @@ __all__ = [
     "PayloadTooLarge",
     "UnsupportedMediaType",
     "Unprocessable",
+    "ServiceUnavailable",
+    "InsufficientStorage",
     "from_core",
     "stored_code",
 ]
@@ -37,6 +39,8 @@ class AppError(Exception):
 
     status_code: ClassVar[int] = 500
     code: ErrorCode = ErrorCode.INTERNAL_ERROR
+    #: Seconds a client should wait before it tries again (the ``Retry-After`` header).
+    retry_after: ClassVar[int | None] = None
 
     def __init__(
         self, message: str, details: dict[str, Any] | None = None, *, code: ErrorCode | None = None
@@ -96,6 +100,23 @@ class UnsupportedMediaType(AppError):
 class Unprocessable(AppError):
     status_code = 422
     code = ErrorCode.UNPROCESSABLE
+
+
+class ServiceUnavailable(AppError):
+    """The database did not answer (a restart, a failover, a cut connection): nothing was
+    half-written, and the same request can be sent again."""
+
+    status_code = 503
+    code = ErrorCode.DATABASE_UNAVAILABLE
+    retry_after = 5
+
+
+class InsufficientStorage(AppError):
+    """PostgreSQL has no space left to store what was asked; nothing was stored."""
+
+    status_code = 507
+    code = ErrorCode.STORAGE_FULL
+    retry_after = 60
 
 
 _CORE_STATUS: dict[type[CoreError], type[AppError]] = {

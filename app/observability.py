@@ -49,6 +49,8 @@ __all__ = [
     "JOBS",
     "DRY_RUNS",
     "JOBS_RUNNING",
+    "DATABASE_SIZE",
+    "STORAGE_FULL",
     "METRICS_CONTENT_TYPE",
     "MULTIPROC_DIR",
     "configure_logging",
@@ -92,6 +94,18 @@ JOBS_RUNNING = Gauge(
     "Jobs being computed now, by kind (publish, dry_run)",
     ["kind"],
     multiprocess_mode="livesum",
+)
+#: The database's size on disk as the process that answers last saw it (every process
+#: queries the same database, so the newest figure is the one to show).
+DATABASE_SIZE = Gauge(
+    "serialpub_database_size_bytes",
+    "Bytes the service's PostgreSQL database takes on disk (pg_database_size)",
+    multiprocess_mode="mostrecent",
+)
+STORAGE_FULL = Counter(
+    "serialpub_storage_full_total",
+    "Writes PostgreSQL refused for lack of disk space (disk_full), by what was written",
+    ["what"],
 )
 SUPPRESSED = Counter(
     "serialpub_suppressed_copies_total",

@@ -6,13 +6,18 @@ import json
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+import procrastinate.exceptions
+import psycopg
+import sqlalchemy.exc
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from app.core.errors import CoreError, ErrorCode
-from app.errors import AppError, from_core
+from app.db.engine import is_storage_full, is_transient
+from app.errors import AppError, InsufficientStorage, ServiceUnavailable, from_core
+from app.observability import logger
 
 __all__ = ["install_error_handlers", "NulGuard"]
 
@@ -30,10 +35,48 @@ def _body(code: str, message: str, details: dict[str, Any]) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "details": details}}
 
 
+_log = logger("serialpub.api")
+
+
 async def _app_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
-    return JSONResponse(exc.body(), status_code=exc.status_code, headers=headers)
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else {}
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(exc.retry_after)
+    return JSONResponse(exc.body(), status_code=exc.status_code, headers=headers or None)
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    """A database fault: 507 when PostgreSQL had no space left, 503 with ``Retry-After`` when
+    it did not answer (a restart, a failover, a cut connection); the request's transaction
+    was rolled back either way, so nothing is half-written. Any other database error is a
+    fault of the service: raised on, to the 500 handler (which logs its traceback)."""
+    if is_storage_full(exc):
+        runtime = getattr(request.app.state, "runtime", None)
+        if runtime is not None:
+            runtime.db.storage.failed("request")
+        _log.error("the database has no space left", path=request.url.path)
+        return await _app_error(
+            request,
+            InsufficientStorage(
+                "the database has no space left; nothing was stored: try again once the "
+                "operator has added space",
+                {"reason": "disk_full"},
+            ),
+        )
+    if is_transient(exc):
+        _log.warning(
+            "database unavailable during a request", path=request.url.path, error=type(exc).__name__
+        )
+        return await _app_error(
+            request,
+            ServiceUnavailable(
+                "the database is unavailable (a restart or a failover); nothing was changed: "
+                "send the request again",
+                {"reason": type(exc).__name__},
+            ),
+        )
+    raise exc
 
 
 async def _core_error(request: Request, exc: Exception) -> JSONResponse:
@@ -128,5 +171,11 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(CoreError, _core_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
+    for database_error in (
+        sqlalchemy.exc.DBAPIError,
+        psycopg.Error,
+        procrastinate.exceptions.ConnectorException,
+    ):
+        app.add_exception_handler(database_error, _database_error)
     app.add_exception_handler(Exception, _internal_error)
     app.add_middleware(NulGuard)

@@ -68,9 +68,11 @@ class ErrorCode(StrEnum):
     JOB_CANCELLED = "job_cancelled"
     JOB_INTERRUPTED = "job_interrupted"
     JOB_INPUT_MISSING = "job_input_missing"
-    # 500, 503 and any other status.
+    # 500, 503, 507 and any other status.
     INTERNAL_ERROR = "internal_error"
     NOT_READY = "not_ready"
+    DATABASE_UNAVAILABLE = "database_unavailable"
+    STORAGE_FULL = "storage_full"
     HTTP_ERROR = "http_error"
 
 

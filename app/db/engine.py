@@ -1,13 +1,28 @@
-"""Engine and session factory (async SQLAlchemy over psycopg 3)."""
+"""Engine and session factory (async SQLAlchemy over psycopg 3), and what a database fault is.
+
+A restart, a failover or a cut network path ends the service's connections. Every way to a
+connection checks it on checkout (SQLAlchemy's ``pool_pre_ping``, psycopg_pool's ``check``),
+so a connection that died while it sat in a pool never reaches a request; one that dies
+during a request is a *transient* fault (:func:`is_transient`): the API answers 503 with
+``Retry-After`` (nothing was half-written: the request's transaction is rolled back), reads
+on the hot path are tried once more (:meth:`Database.read`), and jobs retry the step
+(:mod:`app.jobs.outages`). A full disk is not transient (:func:`is_storage_full`): it lasts
+until an operator adds space.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
+import sqlalchemy.exc
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
@@ -17,9 +32,82 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from app.db.embedded import libpq_url, sqlalchemy_url
+from app.observability import STORAGE_FULL
 from app.settings import Settings
 
-__all__ = ["Database", "resolve_database_url"]
+__all__ = [
+    "Database",
+    "NEEDED_SECONDS",
+    "database_size",
+    "is_storage_full",
+    "is_transient",
+    "resolve_database_url",
+    "settings_warnings",
+]
+
+_T = TypeVar("_T")
+
+#: SQLSTATEs of faults that a later try can get past: the server ended the session
+#: (57P01 ``admin_shutdown``, 57P02 ``crash_shutdown``, 57P03 ``cannot_connect_now``: a
+#: restart, a failover), a standby promoted elsewhere refuses writes (25006
+#: ``read_only_sql_transaction``), concurrency (40001 ``serialization_failure``, 40P01
+#: ``deadlock_detected``), 53300 ``too_many_connections``, 25P03
+#: ``idle_in_transaction_session_timeout`` and every connection exception (class 08).
+_TRANSIENT_STATES = frozenset(
+    {"57P01", "57P02", "57P03", "25006", "40001", "40P01", "53300", "25P03"}
+)
+#: 53100 ``disk_full``: PostgreSQL could not extend a file.
+_DISK_FULL = "53100"
+#: Seconds a read waits for a connection of the read pool before it gives up (503).
+_READ_WAIT_S = 10.0
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what it wraps: SQLAlchemy's ``orig``, ``__cause__`` (procrastinate's
+    ``ConnectorException``), ``__context__``; at most a few levels."""
+    found: list[BaseException] = []
+    pending: list[BaseException | None] = [exc]
+    while pending and len(found) < 8:
+        current = pending.pop(0)
+        if current is None or any(current is seen for seen in found):
+            continue
+        found.append(current)
+        pending += [getattr(current, "orig", None), current.__cause__, current.__context__]
+    return found
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    return getattr(exc, "sqlstate", None) if isinstance(exc, psycopg.Error) else None
+
+
+def is_storage_full(exc: BaseException) -> bool:
+    """PostgreSQL could not write for lack of space (``disk_full``)."""
+    return any(_sqlstate(cause) == _DISK_FULL for cause in _causes(exc))
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A database fault that a later try can get past: a lost or refused connection, the
+    server shutting down or starting up, a failover's read-only server, a serialization
+    failure or deadlock, no connection free in a pool. Not a full disk, not a statement
+    the server cancelled (``statement_timeout``: it would be cancelled again)."""
+    for cause in _causes(exc):
+        if isinstance(cause, PoolTimeout):
+            return True
+        if isinstance(cause, sqlalchemy.exc.DBAPIError) and cause.connection_invalidated:
+            return True
+        if not isinstance(cause, psycopg.Error):
+            continue
+        state = cause.sqlstate
+        if state == _DISK_FULL:
+            return False
+        if state in _TRANSIENT_STATES or (state is not None and state.startswith("08")):
+            return True
+        # libpq's own reports ("the connection is lost", "server closed the connection
+        # unexpectedly", "connection failed: ... the database system is starting up") have
+        # no SQLSTATE.
+        if state is None and isinstance(cause, psycopg.OperationalError):
+            return True
+    return False
 
 
 def resolve_database_url(settings: Settings) -> str:
@@ -31,6 +119,29 @@ def resolve_database_url(settings: Settings) -> str:
     return start_embedded(settings.data_dir)
 
 
+@dataclass(slots=True)
+class StorageState:
+    """When this process last failed to write for lack of space (``/readyz`` reads it)."""
+
+    #: ``time.monotonic()`` of the last ``disk_full``, ``None`` since a write went through.
+    full_since: float | None = None
+    #: What failed, for the operator (``/readyz``'s ``details``).
+    where: str = ""
+
+    def failed(self, where: str) -> None:
+        self.full_since = time.monotonic()
+        self.where = where
+        STORAGE_FULL.labels(where).inc()
+
+    def full(self, within: float) -> bool:
+        """Whether a write failed for lack of space in the last ``within`` seconds, with
+        none through since."""
+        return self.full_since is not None and time.monotonic() - self.full_since < within
+
+    def stored(self) -> None:
+        self.full_since = None
+
+
 class Database:
     """An engine with its session factory; one per process (created in the app lifespan)."""
 
@@ -40,9 +151,10 @@ class Database:
             url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
         )
         self.sessionmaker = async_sessionmaker(self.engine, expire_on_commit=False)
-        # The hot read path (a stored release: one query per request) skips the ORM, the
-        # pre-ping and BEGIN/COMMIT: autocommit psycopg connections of their own, opened on
-        # first use (a pool opens inside the running event loop).
+        # The hot read path (a stored release: one query per request) skips the ORM and
+        # BEGIN/COMMIT: autocommit psycopg connections of their own, opened on first use (a
+        # pool opens inside the running event loop). ``check`` on checkout: after a restart
+        # every pooled connection is dead, and the first reader of each got a 500.
         self._read_pool: AsyncConnectionPool[psycopg.AsyncConnection[tuple[object, ...]]] = (
             AsyncConnectionPool(
                 libpq_url(url),
@@ -50,10 +162,15 @@ class Database:
                 max_size=pool_size,
                 open=False,
                 kwargs={"autocommit": True},
+                check=AsyncConnectionPool.check_connection,
+                # A reader waits this long for a connection (the default is 30 s): with the
+                # database away, it gets its 503 at once rather than after half a minute.
+                timeout=_READ_WAIT_S,
             )
         )
         self._read_pool_opened = False
         self._read_pool_lock = asyncio.Lock()
+        self.storage = StorageState()
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:
@@ -77,8 +194,64 @@ class Database:
         async with self._read_pool.connection() as conn:
             yield conn
 
+    async def read(
+        self, fn: Callable[[psycopg.AsyncConnection[tuple[object, ...]]], Awaitable[_T]]
+    ) -> _T:
+        """``fn`` on a :meth:`read_connection`, tried once more on another connection when
+        the first was lost under it (a read changes nothing, so a second try is safe).
+
+        The pool checks a connection when it hands it out; this covers one that dies between
+        that check and the statement (a restart at that instant, a cut path)."""
+        try:
+            async with self.read_connection() as conn:
+                return await fn(conn)
+        except psycopg.OperationalError as exc:
+            if not is_transient(exc):
+                raise
+        async with self.read_connection() as conn:
+            return await fn(conn)
+
     async def dispose(self) -> None:
         if self._read_pool_opened:
             self._read_pool_opened = False
             await self._read_pool.close()
         await self.engine.dispose()
+
+
+#: What the service needs of PostgreSQL's timeouts, in seconds (docs/deploy.md): a setting
+#: of 0 (no timeout) or at least this. ``idle_in_transaction_session_timeout``: the longest
+#: wait between two statements of one transaction, the store of a release (its JSON and
+#: NDJSON are rendered there: 27 s wall at 1,000,000 rows on a loaded two-core machine,
+#: docs/performance.md). ``statement_timeout``: the longest statement, the COPY of a
+#: release's rows (15 s at 1,000,000 rows, same table), with room for a slower disk.
+NEEDED_SECONDS: dict[str, float] = {
+    "idle_in_transaction_session_timeout": 60.0,
+    "statement_timeout": 300.0,
+}
+
+
+async def settings_warnings(conn: AsyncConnection) -> list[str]:
+    """One sentence per PostgreSQL setting, as this connection's sessions get them, that is
+    lower than :data:`NEEDED_SECONDS` (empty when all is well)."""
+    warnings = []
+    for name, needed in NEEDED_SECONDS.items():
+        # Milliseconds, whatever unit the setting was given in.
+        value = await conn.scalar(
+            text("SELECT setting::float FROM pg_settings WHERE name = :name"), {"name": name}
+        )
+        if value is None:
+            continue
+        seconds = float(value) / 1000
+        if 0 < seconds < needed:
+            warnings.append(
+                f"PostgreSQL's {name} is {seconds:g} s, lower than the {needed:g} s the service "
+                f"needs (0, no timeout, also works): a release's store may be cut off "
+                f"(docs/deploy.md)"
+            )
+    return warnings
+
+
+async def database_size(conn: AsyncConnection) -> int:
+    """Bytes the current database takes on disk (``pg_database_size``)."""
+    size: Any = await conn.scalar(text("SELECT pg_database_size(current_database())"))
+    return int(size)

@@ -7,7 +7,7 @@ import threading
 import time
 import uuid
 
-from app.db.engine import Database
+from app.db.engine import Database, is_transient
 from app.db.repositories.jobs import JobRepository
 
 __all__ = ["ProgressTracker", "flush_progress"]
@@ -76,5 +76,12 @@ async def flush_progress(
         await asyncio.sleep(interval)
         version = tracker.snapshot()[0]
         if version != seen:
+            try:
+                await write_progress(db, job_id, tracker)
+            except Exception as exc:
+                # Progress is for the reader; a database outage must not end the job (the
+                # computation needs no database), and the next change is written again.
+                if not is_transient(exc):
+                    raise
+                continue
             seen = version
-            await write_progress(db, job_id, tracker)

@@ -11,19 +11,30 @@ import uuid
 import procrastinate.jobs
 import procrastinate.retry
 
-from app.jobs.publication import run_job
+from app.jobs.publication import JobOutcomeUnrecorded, NotYetItsTurn, run_job
 from app.jobs.queue import PUBLISH_TASK, QUEUE_NAME, queue
 from app.runtime import current_runtime
 
 __all__ = ["RequeueWhenStopped", "publish_release"]
 
 
-class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
-    """Run a job again, at once, when a stopping worker cancelled it.
+#: Seconds before a job whose outcome the database did not take runs again.
+UNRECORDED_RETRY_S = 5
+#: Seconds before a job that waits for an earlier post of its series (lost by the queue, to
+#: be queued again) tries again.
+TURN_RETRY_S = 1
 
-    The task itself never raises for a failed publication (the job row records it), so a
-    cancellation is the only way out with an exception. A job its publisher cancelled
-    (``abort_requested``) is not run again: procrastinate fails it instead of retrying.
+
+class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
+    """Run a job again, at once, when a stopping worker cancelled it; a few seconds later
+    when the database stayed away too long for the job to record how it ended, or when an
+    earlier post of its series is still to be queued again (releases keep posting order).
+
+    The task itself never raises for a failed publication (the job row records it), so
+    these are the only ways out with an exception. A job its publisher cancelled
+    (``abort_requested``) is not run again: procrastinate fails it instead of retrying. A
+    job run again counts the run as an attempt and gives up past
+    ``SERIALPUB_JOB_MAX_ATTEMPTS``.
     """
 
     def get_retry_decision(
@@ -31,6 +42,10 @@ class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
     ) -> procrastinate.retry.RetryDecision | None:
         if isinstance(exception, asyncio.CancelledError):
             return procrastinate.retry.RetryDecision(retry_in={"seconds": 0})
+        if isinstance(exception, JobOutcomeUnrecorded):
+            return procrastinate.retry.RetryDecision(retry_in={"seconds": UNRECORDED_RETRY_S})
+        if isinstance(exception, NotYetItsTurn):
+            return procrastinate.retry.RetryDecision(retry_in={"seconds": TURN_RETRY_S})
         return None
 
 

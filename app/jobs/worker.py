@@ -7,6 +7,15 @@ Jobs of a dead process are retried: at once when it ran on this host (a restart 
 crash), else when its heartbeat is older than ``SERIALPUB_STALLED_AFTER``. The job itself
 counts its attempts and fails cleanly past ``SERIALPUB_JOB_MAX_ATTEMPTS``, and lists each
 interruption.
+
+A job's row follows the queue (:func:`reconcile_with_queue`): a job the queue ended or lost
+without the job recording its outcome (a crash while the database was away, a full disk that
+stopped PostgreSQL) is deferred again, or failed with its cause, within
+``SERIALPUB_STALLED_AFTER``; no job stays ``running`` for a run that no longer exists.
+
+The worker outlives database outages: procrastinate's statements wait them out
+(:class:`app.jobs.queue.OutageTolerantJobManager`), and should its worker stop anyway, it is
+started again (:func:`run_worker`).
 """
 
 from __future__ import annotations
@@ -14,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +32,29 @@ import procrastinate
 import procrastinate.exceptions
 import sqlalchemy
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Job
+from app.core.errors import ErrorCode
+from app.db.engine import database_size, is_transient, settings_warnings
+from app.db.models import Job, Release
 from app.db.raw import driver_connection
+from app.db.repositories.jobs import JobRepository
 from app.jobs.compute import preload
-from app.jobs.processes import is_dead_here
-from app.jobs.publication import note_interruption
-from app.jobs.queue import QUEUE_NAME, open_queue
+from app.jobs.processes import current_process, is_dead_here
+from app.jobs.publication import RUNNING, note_interruption
+from app.jobs.queue import QUEUE_NAME, REQUEUED_PRIORITY, defer_publication, open_queue
 from app.jobs.task import publish_release
-from app.observability import logger
+from app.observability import DATABASE_SIZE, logger
 from app.runtime import Runtime
+from app.services.publishing import CANCELLED
 
-__all__ = ["run_worker", "recover_stalled", "requeue_dead_here"]
+__all__ = [
+    "check_server_settings",
+    "reconcile_with_queue",
+    "recover_stalled",
+    "requeue_dead_here",
+    "run_worker",
+]
 
 _log = logger("serialpub.worker")
 
@@ -104,13 +126,146 @@ async def requeue_dead_here(runtime: Runtime) -> int:
         return len(dead)
 
 
+#: Jobs this process ran that the queue holds as ``doing`` with nobody running them, as seen
+#: by the last reconciliation: ``{job id: the queue's attempts}``. Acted on when seen twice,
+#: so that a job the queue has just handed out, whose run has not started yet, is left be.
+_UNRUN: dict[uuid.UUID, int] = {}
+
+_LOST = """
+SELECT j.id, p.status, p.attempts FROM jobs j
+LEFT JOIN procrastinate_jobs p ON p.id = j.procrastinate_job_id
+WHERE j.status IN ('queued', 'running') AND j.procrastinate_job_id IS NOT NULL
+  AND (p.id IS NULL OR p.status NOT IN ('todo', 'doing')
+       OR (p.status = 'doing' AND j.status = 'running'
+           AND j.worker_host = %s AND j.worker_pid = %s))
+"""
+
+
+async def reconcile_with_queue(runtime: Runtime) -> int:
+    """Bring the rows of jobs in line with the queue; returns how many were changed.
+
+    A job ``queued`` or ``running`` whose queue job has ended (``failed``, ``succeeded``,
+    ``aborted``, ``cancelled``) or is gone, or is ``doing`` for this process while this
+    process runs no such job, lost its run without recording the outcome: its release, if
+    it committed one, stands (the job succeeded); a cancelled one fails ``job_cancelled``;
+    one past ``SERIALPUB_JOB_MAX_ATTEMPTS`` fails ``job_interrupted``; else it is queued
+    again, ahead of the series' later posts (``queue_lost`` in its interruptions).
+    """
+    me = current_process()
+    async with runtime.db.session() as session:
+        conn = await driver_connection(session)
+        cur = await conn.execute(_LOST, (me.host, me.pid))
+        found = {uuid.UUID(str(r[0])): (r[1], r[2]) for r in await cur.fetchall()}
+    unrun = {
+        job_id: attempts
+        for job_id, (status, attempts) in found.items()
+        if status == "doing" and job_id not in RUNNING
+    }
+    stuck = {job_id for job_id, attempts in unrun.items() if _UNRUN.get(job_id) == attempts}
+    _UNRUN.clear()
+    _UNRUN.update({k: v for k, v in unrun.items() if k not in stuck})
+    lost = [job_id for job_id, (status, _) in found.items() if status != "doing"]
+    changed = 0
+    for job_id in [*lost, *stuck]:
+        async with runtime.db.session() as session:
+            changed += await _reconcile(session, runtime, job_id, doing=job_id in stuck)
+    return changed
+
+
+async def _reconcile(
+    session: AsyncSession, runtime: Runtime, job_id: uuid.UUID, *, doing: bool
+) -> int:
+    repo = JobRepository(session)
+    job = await repo.get(job_id, for_update=True)
+    if job is None or job.status not in ("queued", "running") or job_id in RUNNING:
+        return 0
+    conn = await driver_connection(session)
+    # Again, under the row's lock: another worker's reconciliation may have been first.
+    cur = await conn.execute(
+        "SELECT status FROM procrastinate_jobs WHERE id = %s", (job.procrastinate_job_id,)
+    )
+    row = await cur.fetchone()
+    queue_status = row[0] if row else None
+    if queue_status in ("todo", "doing") and not (doing and queue_status == "doing"):
+        return 0
+    release_no = job.release_no or await session.scalar(
+        select(Release.release_no).where(Release.job_id == job.id)
+    )
+    if release_no is not None:
+        await repo.finish(job, "succeeded", release_no=release_no, phase="store", progress=1.0)
+        _log.warning("job's release was committed before the queue lost it", job_id=str(job_id))
+        return 1
+    if job.cancel_requested_at is not None:
+        await repo.finish(job, "failed", error=CANCELLED)
+        return 1
+    if job.attempts >= runtime.settings.job_max_attempts:
+        await repo.finish(
+            job,
+            "failed",
+            error={
+                "code": ErrorCode.JOB_INTERRUPTED,
+                "message": f"the job was interrupted {job.attempts} times; giving up",
+                "details": {"attempts": job.attempts},
+            },
+        )
+        return 1
+    if await repo.payload(job.id) is None:
+        await repo.finish(
+            job,
+            "failed",
+            error={
+                "code": ErrorCode.JOB_INPUT_MISSING,
+                "message": "the queue lost the job and its input is gone",
+                "details": {},
+            },
+        )
+        return 1
+    if doing:
+        # Still 'doing' in the queue, under a worker that runs no such job: back to 'todo'.
+        await conn.execute(
+            "SELECT procrastinate_retry_job_v1(%s, now(), NULL, NULL, NULL)",
+            (job.procrastinate_job_id,),
+        )
+    else:
+        job.procrastinate_job_id = await defer_publication(
+            conn, job.id, job.series_id, dry_run=job.dry_run, priority=REQUEUED_PRIORITY
+        )
+    note_interruption(job, "queue_lost")
+    _log.warning("the queue lost the job's run; queued again", job_id=str(job_id))
+    return 1
+
+
+async def observe_database_size(runtime: Runtime) -> None:
+    """``serialpub_database_size_bytes`` (for a ``serialpub worker``'s own /metrics)."""
+    async with runtime.db.connect() as conn:
+        DATABASE_SIZE.set(await database_size(conn))
+
+
+async def check_server_settings(runtime: Runtime) -> list[str]:
+    """Log a warning for each PostgreSQL timeout set lower than the service needs."""
+    async with runtime.db.connect() as conn:
+        warnings = await settings_warnings(conn)
+    for warning in warnings:
+        _log.warning(warning)
+    return warnings
+
+
 async def _recovery_loop(app: procrastinate.App, runtime: Runtime) -> None:
     while True:
-        try:
-            await requeue_dead_here(runtime)
-            await recover_stalled(app, runtime)
-        except Exception:  # a transient database error must not stop the worker
-            _log.exception("stalled-job recovery failed")
+        steps: list[Callable[[], Awaitable[object]]] = [
+            lambda: requeue_dead_here(runtime),
+            lambda: recover_stalled(app, runtime),
+            lambda: reconcile_with_queue(runtime),
+            lambda: observe_database_size(runtime),
+        ]
+        for step in steps:
+            try:
+                await step()
+            except Exception as exc:  # a database fault must not stop the worker
+                if is_transient(exc):
+                    _log.warning("job recovery skipped: database unavailable")
+                else:
+                    _log.exception("job recovery failed")
         _raise_if_cancelled()
         await asyncio.sleep(runtime.settings.stalled_after_s)
 
@@ -194,6 +349,10 @@ def _where(task: asyncio.Task[None]) -> str:
     return " -> ".join(parts)
 
 
+#: Seconds before procrastinate's worker is started again after it stopped on an error.
+_RESTART_S = (1.0, 2.0, 5.0, 10.0)
+
+
 async def run_worker(
     runtime: Runtime, *, install_signal_handlers: bool = False, wait: bool = True
 ) -> None:
@@ -203,6 +362,7 @@ async def run_worker(
     concurrency = settings.job_concurrency
     # Before the first fetch: a restart takes its crashed predecessor's jobs back first.
     await requeue_dead_here(runtime)
+    await check_server_settings(runtime)
     await asyncio.to_thread(preload)
     async with open_queue(runtime.db.url, max_size=concurrency + 3) as app:
         recovery = asyncio.create_task(_recovery_loop(app, runtime), name="stalled-job recovery")
@@ -214,19 +374,36 @@ async def run_worker(
                 )
             )
         try:
-            await app.run_worker_async(
-                queues=[QUEUE_NAME],
-                name=name,
-                concurrency=concurrency,
-                wait=wait,
-                install_signal_handlers=install_signal_handlers,
-                fetch_job_polling_interval=1.0,
-                abort_job_polling_interval=5.0,
-                update_heartbeat_interval=min(10.0, settings.stalled_after_s / 3),
-                stalled_worker_timeout=settings.stalled_after_s,
-                delete_jobs="successful",
-                # Then running jobs are cancelled and requeued (the task's retry strategy).
-                shutdown_graceful_timeout=settings.shutdown_grace_s,
-            )
+            restarts = 0
+            while True:
+                try:
+                    await app.run_worker_async(
+                        queues=[QUEUE_NAME],
+                        name=name,
+                        concurrency=concurrency,
+                        wait=wait,
+                        install_signal_handlers=install_signal_handlers,
+                        fetch_job_polling_interval=1.0,
+                        abort_job_polling_interval=5.0,
+                        update_heartbeat_interval=min(10.0, settings.stalled_after_s / 3),
+                        stalled_worker_timeout=settings.stalled_after_s,
+                        delete_jobs="successful",
+                        # Then running jobs are cancelled and requeued (the task's retry
+                        # strategy).
+                        shutdown_graceful_timeout=settings.shutdown_grace_s,
+                    )
+                    return
+                except procrastinate.exceptions.ConnectorException as exc:
+                    # procrastinate's worker stops when a statement of its own fails (its
+                    # job manager waits outages out first): a service with no worker left
+                    # would take posts and never run them.
+                    if not wait or not is_transient(exc):
+                        raise
+                    delay = _RESTART_S[min(restarts, len(_RESTART_S) - 1)]
+                    _log.warning(
+                        "job worker stopped: database unavailable; restarting", after=delay
+                    )
+                    restarts += 1
+                    await asyncio.sleep(delay)
         finally:
             await _stop_side_tasks(side)

@@ -58,6 +58,13 @@ ERROR_EXAMPLES: dict[int, dict[str, Any]] = {
         column=4,
     ),
     503: _error(ErrorCode.NOT_READY, "database unreachable", reason="OperationalError"),
+    507: _error(
+        ErrorCode.STORAGE_FULL,
+        "the database has no space left to store the release; nothing was stored: post it "
+        "again once space is added",
+        reason="disk_full",
+        job="0b6f5c1e-9d7a-4c57-8f0e-3c1d2a9b8e71",
+    ),
 }
 
 

@@ -62,21 +62,46 @@ class DryRunOutcome(BaseModel):
 
 
 class Interruption(BaseModel):
-    """A run of the job that ended without a result; the job went back to the queue."""
+    """A run of the job that ended without a result (the job went back to the queue), or an
+    outage of the database that a step of the job waited out and ran again after."""
 
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [{"at": "2025-01-01T00:00:31Z", "reason": "worker_restarted", "attempt": 1}]
+            "examples": [
+                {"at": "2025-01-01T00:00:31Z", "reason": "worker_restarted", "attempt": 1},
+                {
+                    "at": "2025-01-01T00:02:10Z",
+                    "reason": "database_outage",
+                    "attempt": 2,
+                    "step": "store",
+                    "error": "AdminShutdown",
+                },
+            ]
         }
     )
 
     at: dt.datetime
-    reason: Literal["worker_restarted", "worker_stalled", "worker_shutdown"] = Field(
+    reason: Literal[
+        "worker_restarted",
+        "worker_stalled",
+        "worker_shutdown",
+        "queue_lost",
+        "database_outage",
+    ] = Field(
         description="worker_restarted: the process running it crashed and was restarted; "
         "worker_stalled: its worker stopped sending heartbeats; "
-        "worker_shutdown: its worker was stopped (SIGTERM) before it finished"
+        "worker_shutdown: its worker was stopped (SIGTERM) before it finished; "
+        "queue_lost: the job queue ended the run without the job recording its outcome; "
+        "database_outage: the database went away during `step` (a restart, a failover, "
+        "a cut connection) and the step ran again once it answered"
     )
     attempt: int
+    step: str | None = Field(
+        None,
+        description="database_outage: the step that ran again (start, lock, load, "
+        "store, fail, finish)",
+    )
+    error: str | None = Field(None, description="database_outage: the fault's class")
 
 
 class JobOut(BaseModel):

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import ErrorCode
 from app.db.base import utcnow
-from app.db.engine import Database
+from app.db.engine import Database, is_transient
 from app.db.locks import LockSpace, xact_lock
 from app.db.models import Job, Series
 from app.db.raw import driver_connection
@@ -253,13 +253,22 @@ async def cancel_job(session: AsyncSession, job_id: uuid.UUID) -> Job:
 
 
 async def wait_for_job(db: Database, job_id: uuid.UUID, timeout: float) -> Job:
-    """Poll the job row until it finishes or ``timeout`` seconds pass."""
+    """Poll the job row until it finishes or ``timeout`` seconds pass. A poll the database
+    does not answer (a restart, a failover) is tried again: the job goes on meanwhile (it
+    waits out the outage itself), and the poster waits for its outcome, not for the outage's
+    end; past ``timeout`` the fault is raised (503)."""
     deadline = time.monotonic() + timeout
     delay = 0.05
+    job: Job | None = None
     while True:
-        async with db.session() as session:
-            job = await get_job(session, job_id)
-        if job.status in FINISHED or time.monotonic() >= deadline:
+        try:
+            async with db.session() as session:
+                job = await get_job(session, job_id)
+        except Exception as exc:
+            if not is_transient(exc) or time.monotonic() >= deadline:
+                raise
+            job = None
+        if job is not None and (job.status in FINISHED or time.monotonic() >= deadline):
             return job
         await asyncio.sleep(delay)
         delay = min(delay * 1.5, 0.5)

@@ -183,8 +183,7 @@ async def release_document(
     cache_key = (series_id, release_no, key)
     meta = _MEMORY.meta(cache_key)
     if meta is None:
-        async with db.read_connection() as conn:
-            meta = await release_document_meta(conn, series_id, release_no, key)
+        meta = await db.read(lambda conn: release_document_meta(conn, series_id, release_no, key))
     if meta is None:
         async with db.session() as session:
             series = await get_series(session, series_name)
@@ -246,8 +245,7 @@ async def _with_bytes(db: Database, meta: DocumentMeta) -> Document:
 
 
 async def _load(db: Database, meta: DocumentMeta) -> tuple[bytes, bytes]:
-    async with db.read_connection() as conn:
-        parts = await chunks(conn, meta.id, 0, meta.n_chunks - 1)
+    parts = await db.read(lambda conn: chunks(conn, meta.id, 0, meta.n_chunks - 1))
     if len(parts) != meta.n_chunks:
         raise _gone(meta)
     gzip = b"".join(parts)
@@ -339,8 +337,7 @@ async def store_risk_documents(
 async def _chunk(db: Database, meta: DocumentMeta, seq: int) -> bytes:
     # A connection per chunk: a slow client must not hold a pooled connection for the
     # whole transfer.
-    async with db.read_connection() as conn:
-        found = await chunks(conn, meta.id, seq, seq)
+    found = await db.read(lambda conn: chunks(conn, meta.id, seq, seq))
     if len(found) != 1:
         raise _gone(meta)
     return found[0]

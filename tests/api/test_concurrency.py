@@ -126,7 +126,7 @@ async def test_failed_publication_leaves_no_release_and_no_gap(
 async def test_crash_while_storing_rolls_everything_back(
     client: httpx.AsyncClient, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.jobs import publication as jobs
+    from app.jobs import store as jobs
 
     await create_series(client)
     publisher = await create_key(client, "publisher", "prison-health")

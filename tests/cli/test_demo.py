@@ -68,12 +68,13 @@ def test_the_demo_command_leaves_the_live_database_as_it_was(
 
     def spy(
         self: demo._Client, method: str, url: str, headers: dict[str, str], body: bytes | None
-    ) -> tuple[int, Any]:
-        status, answer = send(self, method, url, headers, body)
+    ) -> tuple[int, Any, float | None]:
+        sent = send(self, method, url, headers, body)
+        answer = sent[1]
         tokens.append(headers["Authorization"].removeprefix("Bearer "))
         if isinstance(answer, dict) and isinstance(answer.get("key"), str):
             tokens.append(answer["key"])
-        return status, answer
+        return sent
 
     monkeypatch.setattr(demo._Client, "_send", spy)
     # The test session's logging stays as it is (serve and migrate configure it once).

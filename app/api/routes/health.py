@@ -9,8 +9,10 @@ from sqlalchemy import text
 
 from app.api.deps import RuntimeDep
 from app.core.errors import ErrorCode
+from app.db.engine import database_size
 from app.errors import AppError
-from app.observability import METRICS_CONTENT_TYPE, metrics_exposition
+from app.observability import DATABASE_SIZE, METRICS_CONTENT_TYPE, metrics_exposition
+from app.runtime import Runtime
 from app.schemas.errors import ErrorBody
 
 router = APIRouter(tags=["operations"])
@@ -25,6 +27,15 @@ _METRICS_EXAMPLE = (
 class NotReady(AppError):
     status_code = 503
     code = ErrorCode.NOT_READY
+    retry_after = 5
+
+
+#: Seconds ``/readyz`` answers 503 ``storage_full`` after this process met a full disk
+#: (unless a publication is stored meanwhile): long enough for a probe to see it.
+STORAGE_ALERT_S = 300.0
+#: Seconds the database size query of ``/metrics`` may take before the scrape goes on
+#: without it.
+_SIZE_TIMEOUT_S = 2.0
 
 
 @router.get(
@@ -38,10 +49,13 @@ async def healthz() -> dict[str, str]:
 
 @router.get(
     "/readyz",
-    summary="The database is reachable (no key)",
+    summary="The database is reachable and has room (no key)",
     responses={
         200: {"content": {"application/json": {"example": {"status": "ready"}}}},
-        503: {"description": "Database unreachable", "model": ErrorBody},
+        503: {
+            "description": "Database unreachable (`not_ready`), or out of space (`storage_full`)",
+            "model": ErrorBody,
+        },
     },
 )
 async def readyz(runtime: RuntimeDep) -> dict[str, str]:
@@ -50,6 +64,14 @@ async def readyz(runtime: RuntimeDep) -> dict[str, str]:
             await conn.execute(text("SELECT 1"))
     except Exception as exc:  # any failure to reach the database means "not ready"
         raise NotReady("database unreachable", {"reason": type(exc).__name__}) from None
+    storage = runtime.db.storage
+    if storage.full(STORAGE_ALERT_S):
+        # The service cannot take publications until space is added.
+        raise NotReady(
+            f"the database had no space left for a write ({storage.where}); add space",
+            {"reason": "disk_full", "what": storage.where},
+            code=ErrorCode.STORAGE_FULL,
+        )
     return {"status": "ready"}
 
 
@@ -62,7 +84,18 @@ async def readyz(runtime: RuntimeDep) -> dict[str, str]:
     response_class=Response,
     responses={200: {"content": {"text/plain": {"example": _METRICS_EXAMPLE}}}},
 )
-async def metrics() -> Response:
+async def metrics(runtime: RuntimeDep) -> Response:
+    await _observe_database_size(runtime)
     # The files of every process are read and summed: off the event loop.
     body = await asyncio.to_thread(metrics_exposition)
     return Response(body, media_type=METRICS_CONTENT_TYPE)
+
+
+async def _observe_database_size(runtime: Runtime) -> None:
+    """``serialpub_database_size_bytes`` as of this scrape; left as it was when the database
+    does not answer at once (a scrape must not wait for it)."""
+    try:
+        async with asyncio.timeout(_SIZE_TIMEOUT_S), runtime.db.connect() as conn:
+            DATABASE_SIZE.set(await database_size(conn))
+    except Exception:  # the metric ages; /readyz says why
+        return

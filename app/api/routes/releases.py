@@ -23,7 +23,16 @@ from app.api.deps import (
 from app.api.openapi import RELEASE_BODY
 from app.api.representation import DOCUMENT_RESPONSES, IMMUTABLE, document_response
 from app.core.errors import ErrorCode
-from app.errors import NotFound, PayloadTooLarge, Unprocessable, stored_code
+from app.db.engine import is_transient
+from app.errors import (
+    AppError,
+    InsufficientStorage,
+    NotFound,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    Unprocessable,
+    stored_code,
+)
 from app.methods.registry import get_method
 from app.runtime import Runtime
 from app.schemas.errors import error_responses
@@ -46,6 +55,15 @@ from app.settings import Settings
 
 #: Transactions from which an upload's pages are handed back to the OS once it is stored.
 _LARGE_UPLOAD = 100_000
+#: Seconds a ``wait=true`` post whose job succeeded keeps trying to read the answer (the
+#: release's summary and risk) through a database outage before it answers 503.
+_ANSWER_RETRY_S = 30.0
+#: How a failed job's code is answered to a ``wait=true`` post: the job's own error, with
+#: the status of its family (422 for a refused publication).
+_FAILED_JOB_STATUS: dict[ErrorCode, type[AppError]] = {
+    ErrorCode.STORAGE_FULL: InsufficientStorage,
+    ErrorCode.DATABASE_UNAVAILABLE: ServiceUnavailable,
+}
 
 router = APIRouter(
     prefix="/v1/series/{name}/releases", tags=["releases"], responses=error_responses(401, 403, 404)
@@ -76,7 +94,7 @@ def _check_length(request: Request, limit: int) -> None:
         202: {"model": JobOut, "description": "Queued (a dry run too, without wait=true)"},
         201: {"model": PublishResult, "description": "Published (wait=true)"},
         200: {"model": PublishResult, "description": "Dry run (dry_run=true&wait=true)"},
-        **error_responses(400, 409, 413, 415, 422),
+        **error_responses(400, 409, 413, 415, 422, 503, 507),
     },
 )
 async def post_release(
@@ -147,10 +165,11 @@ async def _await_release(
     job_body = publishing.job_out(job, name, principal)
     if job.status == "failed":
         error = dict(job.error or {})
-        raise Unprocessable(
+        code = stored_code(error.get("code"), ErrorCode.PUBLICATION_FAILED)
+        raise _FAILED_JOB_STATUS.get(code, Unprocessable)(
             str(error.get("message", "the publication failed")),
             {**dict(error.get("details") or {}), "job": str(job.id)},
-            code=stored_code(error.get("code"), ErrorCode.PUBLICATION_FAILED),
+            code=code,
         )
     if job.status == "succeeded" and dry_run:
         answer = publishing.dry_run_answer(job, principal)
@@ -158,32 +177,57 @@ async def _await_release(
     if job.status != "succeeded" or job.release_no is None:
         running = publishing.job_out(job, name, principal, posted)
         return JSONResponse(running.model_dump(mode="json"), status_code=202)
+    # Published: the answer is read again through an outage rather than answered 500 (a
+    # poster retrying a 500 without an Idempotency-Key published the snapshot twice).
+    deadline = time.monotonic() + _ANSWER_RETRY_S
+    delay = 0.2
+    while True:
+        try:
+            result = await _published(runtime, principal, name, job.release_no, job_body)
+            return JSONResponse(result.model_dump(mode="json"), status_code=201)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise ServiceUnavailable(
+                    f"release {job.release_no} was published, and the database stopped "
+                    "answering before its summary could be read: GET the job, or post again "
+                    "with the same Idempotency-Key",
+                    {"job": str(job.id), "release_no": job.release_no},
+                ) from exc
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 2.0)
+
+
+async def _published(
+    runtime: Runtime, principal: Principal, name: str, release_no: int, job_body: JobOut
+) -> PublishResult:
+    """The 201's body: the release's summary and risk, read in one short session."""
     async with runtime.db.session() as session:
         series = await get_series(session, name)
         # From the release's row and the risk summary its job filed: loading the release,
         # or the series to assess it, cost the API 9.2 GiB at 10,000,000 lines (issue 21).
-        model = await releases.get_release_model(session, series, job.release_no)
+        model = await releases.get_release_model(session, series, release_no)
         release_summary = releases.summary_of_model(model)
         if release_summary is None:
-            _, release = await releases.get_release(session, series, job.release_no)
+            _, release = await releases.get_release(session, series, release_no)
             release_summary = releases.summary(release, series.method)
         risk = RiskSummary.model_validate_json(
             await renderings.risk_summary_bytes(
-                session, runtime.db, series, job.release_no, None, principal.sees_private
+                session, runtime.db, series, release_no, None, principal.sees_private
             )
         )
     # The series' warnings, then the job's own (a term made private here that earlier
     # releases printed in clear, app.services.in_clear), each once.
     warnings = series_warnings(series)
     warnings += [w for w in job_body.warnings if w not in warnings]
-    result = PublishResult(
+    return PublishResult(
         dry_run=False,
         job=job_body,
         release=release_summary,
         risk=risk,
         warnings=warnings,
     )
-    return JSONResponse(result.model_dump(mode="json"), status_code=201)
 
 
 @router.get("", response_model=list[ReleaseListItem], summary="The releases of a series")
