@@ -16,7 +16,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Stre
 
 from app.errors import NotFound
 from app.schemas.overview import ReleaseFigures, SeriesPage
-from app.services import counts, overview, public_files, verdict
+from app.services import counts, overview, public_files, verdict, withdrawal
 from app.services.releases import list_releases
 from app.services.renderings import release_document, stream_document
 from app.services.series import get_series, list_series, series_out
@@ -175,6 +175,8 @@ async def release_page(
     rows_from: Offset = 0,
 ) -> Response:
     series = await get_series(session, name)
+    # As the API: analysts and publishers get 410 for a withdrawn release.
+    await withdrawal.ensure_served(runtime.db, reader.principal, series.id, name, release_no)
     figures = await overview.one_release(session, runtime.db, series, release_no)
     first = (page_no - 1) * CLUSTERS_PER_PAGE
     header, clusters = await public_files.release_clusters(
@@ -221,6 +223,7 @@ async def download(
     """The public release as ``GET /v1/series/{name}/releases/{no}`` serves it, or the
     analyst's export (``serialpub export --format supports``), as a file."""
     series = await get_series(session, name)
+    await withdrawal.ensure_served(runtime.db, reader.principal, series.id, name, release_no)
     filename = f"{name}-{release_no}-{file}"
     disposition = {"Content-Disposition": f'attachment; filename="{filename}"'}
     if file == "supports.csv":

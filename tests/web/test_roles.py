@@ -101,3 +101,22 @@ async def test_a_scoped_key_reads_its_own_series_only(client: httpx.AsyncClient)
         refused = await analyst.get(path)
         assert refused.status_code == 403, path
         assert "scoped to series" in refused.text
+
+
+async def test_a_withdrawn_release_is_gone_for_analysts_but_not_for_auditors(
+    client: httpx.AsyncClient,
+) -> None:
+    keys = await publish_example(client, ("2022", "2023"))
+    withdrawn = await client.post(
+        f"/v1/series/{SERIES}/releases/2/withdraw", json={"reason": "wrong file"}, headers=ADMIN
+    )
+    assert withdrawn.status_code == 200, withdrawn.text
+    analyst = await signed_in(client, keys["analyst"])
+    auditor = await signed_in(client, keys["auditor"])
+    base = f"/web/series/{SERIES}/releases"
+    for path in (f"{base}/2", f"{base}/2/release.json", f"{base}/2/supports.csv"):
+        gone = await analyst.get(path)
+        assert gone.status_code == 410, (path, gone.status_code)
+        assert "wrong file" in gone.text
+        assert (await auditor.get(path)).status_code == 200, path
+    assert (await analyst.get(f"{base}/1")).status_code == 200
