@@ -145,7 +145,7 @@ def worker(
 ) -> None:
     """Run a job worker (for more machines; the API runs one in-process by default)."""
     from app.jobs.worker import run_worker
-    from app.runtime import set_runtime, start_runtime
+    from app.runtime import start_runtime
 
     _database_url()
     settings = get_settings()
@@ -161,7 +161,6 @@ def worker(
 
     async def run() -> None:
         runtime = await start_runtime(settings)
-        set_runtime(runtime)
         try:
             await run_worker(runtime, install_signal_handlers=True)
         finally:

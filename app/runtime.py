@@ -1,8 +1,8 @@
 """What a process holds while it runs: settings, database, the individual-id secret, and
 opening it (:func:`start_runtime`).
 
-The API keeps it on ``app.state.runtime``; the job worker reads it through
-:func:`current_runtime` (set when the worker starts). Opening it needs the services (the
+The API keeps it on ``app.state.runtime``; a job worker hands it to the jobs it runs (their
+job context), so two apps in one process never share one. Opening it needs the services (the
 secret, the admin key, the caches), so it stands above them, beside the job worker, and a
 worker process (``serialpub worker``) opens it without importing the API.
 """
@@ -20,7 +20,7 @@ from app.services.renderings import configure_memory
 from app.services.withdrawal import configure_withdrawn_cache
 from app.settings import Settings
 
-__all__ = ["Runtime", "current_runtime", "set_runtime", "start_runtime"]
+__all__ = ["Runtime", "start_runtime"]
 
 _log = logger("serialpub.runtime")
 
@@ -30,20 +30,6 @@ class Runtime:
     settings: Settings
     db: Database
     secret: bytes
-
-
-_current: Runtime | None = None
-
-
-def set_runtime(runtime: Runtime | None) -> None:
-    global _current
-    _current = runtime
-
-
-def current_runtime() -> Runtime:
-    if _current is None:
-        raise RuntimeError("the service runtime is not started")
-    return _current
 
 
 async def start_runtime(settings: Settings) -> Runtime:

@@ -32,7 +32,7 @@ from app.observability import (
     logger,
     start_metrics_process,
 )
-from app.runtime import set_runtime, start_runtime
+from app.runtime import start_runtime
 from app.services.access_trail import TRAIL
 from app.settings import Settings, get_settings
 from app.web import router as web_router
@@ -49,7 +49,6 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
         start_metrics_process()
         runtime = await start_runtime(settings)
         app.state.runtime = runtime
-        set_runtime(runtime)
         worker = None
         if settings.in_process_worker:
             from app.jobs.worker import run_worker
@@ -83,7 +82,6 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
             with contextlib.suppress(asyncio.CancelledError):
                 await trail
             await runtime.db.dispose()
-            set_runtime(None)
             end_metrics_process()
 
     return lifespan

@@ -1,21 +1,24 @@
-"""The job queue's one task (procrastinate, in PostgreSQL). It is thin: it takes the runtime's
-database and runs the publication job's steps (:func:`app.jobs.publication.run_job`). The queue
-itself, and deferring a publication, are :mod:`app.jobs.queue`'s, which imports this module
-when it opens (``import_paths``): the services that submit jobs never import it."""
+"""The job queue's one task (procrastinate, in PostgreSQL). It is thin: it takes the runtime
+of the worker that runs it (its job context's ``additional_context``, set by
+:func:`app.jobs.worker.run_worker`) and runs the publication job's steps
+(:func:`app.jobs.publication.run_job`). The queue itself, and deferring a publication, are
+:mod:`app.jobs.queue`'s, which imports this module when it opens (``import_paths``): the
+services that submit jobs never import it."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 
+import procrastinate.job_context
 import procrastinate.jobs
 import procrastinate.retry
 
 from app.jobs.publication import JobOutcomeUnrecorded, NotYetItsTurn, run_job
 from app.jobs.queue import PUBLISH_TASK, QUEUE_NAME, queue
-from app.runtime import current_runtime
+from app.runtime import Runtime
 
-__all__ = ["RequeueWhenStopped", "publish_release"]
+__all__ = ["RUNTIME_KEY", "RequeueWhenStopped", "publish_release"]
 
 
 #: Seconds before a job whose outcome the database did not take runs again.
@@ -49,6 +52,13 @@ class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
         return None
 
 
-@queue.task(name=PUBLISH_TASK, queue=QUEUE_NAME, retry=RequeueWhenStopped())
-async def publish_release(job_id: str) -> None:
-    await run_job(current_runtime(), uuid.UUID(job_id))
+#: The key of the worker's runtime in the job context's ``additional_context``.
+RUNTIME_KEY = "runtime"
+
+
+@queue.task(name=PUBLISH_TASK, queue=QUEUE_NAME, retry=RequeueWhenStopped(), pass_context=True)
+async def publish_release(context: procrastinate.job_context.JobContext, job_id: str) -> None:
+    # The worker's own runtime, not a process-wide one: two apps in one process (an
+    # in-process worker beside another service's) each run their jobs on their own database.
+    runtime: Runtime = context.additional_context[RUNTIME_KEY]
+    await run_job(runtime, uuid.UUID(job_id))

@@ -43,7 +43,7 @@ from app.jobs.compute import preload
 from app.jobs.processes import current_process, is_dead_here
 from app.jobs.publication import RUNNING, note_interruption
 from app.jobs.queue import QUEUE_NAME, REQUEUED_PRIORITY, defer_publication, open_queue
-from app.jobs.task import publish_release
+from app.jobs.task import RUNTIME_KEY, publish_release
 from app.observability import DATABASE_SIZE, logger
 from app.runtime import Runtime
 from app.services.publishing import CANCELLED
@@ -198,14 +198,22 @@ async def _reconcile(
     if job.cancel_requested_at is not None:
         await repo.finish(job, "failed", error=CANCELLED)
         return 1
-    if job.attempts >= runtime.settings.job_max_attempts:
+    # Runs the queue ended before the job's code started one (the attempt count did not
+    # move): a task failing at once would otherwise be queued again forever.
+    unstarted = sum(
+        1
+        for i in job.interruptions or []
+        if i.get("reason") == "queue_lost" and i.get("attempt") == job.attempts
+    )
+    max_attempts = runtime.settings.job_max_attempts
+    if job.attempts >= max_attempts or unstarted >= max_attempts:
         await repo.finish(
             job,
             "failed",
             error={
                 "code": ErrorCode.JOB_INTERRUPTED,
-                "message": f"the job was interrupted {job.attempts} times; giving up",
-                "details": {"attempts": job.attempts},
+                "message": f"the job was interrupted {job.attempts + unstarted} times; giving up",
+                "details": {"attempts": job.attempts, "lost_before_start": unstarted},
             },
         )
         return 1
@@ -380,6 +388,7 @@ async def run_worker(
                     await app.run_worker_async(
                         queues=[QUEUE_NAME],
                         name=name,
+                        additional_context={RUNTIME_KEY: runtime},
                         concurrency=concurrency,
                         wait=wait,
                         install_signal_handlers=install_signal_handlers,

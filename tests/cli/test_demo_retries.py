@@ -12,7 +12,11 @@ from app import demo
 pytestmark = [pytest.mark.anyio]
 
 _RELEASE = {"release_no": 1, "n_rows": 4, "n_clusters": 2, "counterfeits": 0}
-_RISK = {"max_serial_risk": 1.0, "r_th": 2.0}
+_RISK = {
+    "max_serial_risk": 1.0,
+    "r_th": 2.0,
+    "guarantee": {"name": "true_rows", "promise": "every row is a true row", "assumes": None},
+}
 
 
 class _Service:

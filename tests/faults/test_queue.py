@@ -109,6 +109,23 @@ async def test_a_lost_job_past_its_attempts_fails_with_the_cause(
     assert await release_numbers(client) == []
 
 
+async def test_a_job_the_queue_keeps_losing_before_it_starts_fails_rather_than_loops(
+    client: httpx.AsyncClient,
+) -> None:
+    """A worker whose task fails before the job's code runs (its attempt count never moves)
+    would have it queued again every few seconds for good: it fails once the queue lost as
+    many runs as ``SERIALPUB_JOB_MAX_ATTEMPTS`` allows."""
+    await setup_series(client)
+    limit = client.app.state.runtime.settings.job_max_attempts  # type: ignore[attr-defined]
+    lost = [{"at": "2026-01-01T00:00:00+00:00", "reason": "queue_lost", "attempt": 1}] * limit
+    job_id = await _job_the_queue_ended(client, "failed", attempts=1, interruptions=lost)
+    done = await wait_status(client, job_id, timeout=30)
+    assert done["status"] == "failed", done
+    assert done["error"]["code"] == "job_interrupted"
+    assert done["error"]["details"] == {"attempts": 1, "lost_before_start": limit}
+    assert await release_numbers(client) == []
+
+
 async def test_a_lost_job_whose_release_was_committed_succeeds(
     client: httpx.AsyncClient,
 ) -> None:

@@ -172,7 +172,7 @@ import asyncio, os, sys, time, uuid
 from app.core import pipeline
 from app.jobs import compute
 from app.jobs.publication import run_job
-from app.runtime import set_runtime, start_runtime
+from app.runtime import start_runtime
 from tests.faults.conftest import fault_settings
 
 def slow(*args, **kwargs):
@@ -186,7 +186,6 @@ compute.START_METHOD = "fork"
 
 async def main():
     runtime = await start_runtime(fault_settings(sys.argv[1]))
-    set_runtime(runtime)
     await run_job(runtime, uuid.UUID(sys.argv[2]))
 
 asyncio.run(main())
