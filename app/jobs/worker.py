@@ -24,7 +24,7 @@ import asyncio
 import os
 import socket
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -357,6 +357,29 @@ def _where(task: asyncio.Task[None]) -> str:
     return " -> ".join(parts)
 
 
+async def _until_stopped(run_worker: Coroutine[Any, Any, None], grace_s: float) -> None:
+    """Run procrastinate's worker; once cancelled, see that it stops.
+
+    Cancelled, procrastinate's worker stops gracefully (running jobs get ``grace_s``). A
+    cancellation that lands while it starts, in a pool's connection wait, can be lost on
+    Python 3.11 (:func:`_raise_if_cancelled`): the worker then runs on, and its caller waits
+    for ever (a test that cancelled its worker hung 7 minutes, its heartbeat still beating).
+    So the cancellation is sent again when the first did not end it in the grace time, and
+    after that the worker is left to end with the process."""
+    task = asyncio.create_task(run_worker, name="procrastinate worker")
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        for wait_s in (grace_s + SIDE_TASK_STOP_S, SIDE_TASK_STOP_S):
+            task.cancel()
+            done, _ = await asyncio.wait({task}, timeout=wait_s)
+            if done:
+                break
+        else:
+            _log.warning("job worker still running after cancellation; leaving it")
+        raise
+
+
 #: Seconds before procrastinate's worker is started again after it stopped on an error.
 _RESTART_S = (1.0, 2.0, 5.0, 10.0)
 
@@ -385,21 +408,24 @@ async def run_worker(
             restarts = 0
             while True:
                 try:
-                    await app.run_worker_async(
-                        queues=[QUEUE_NAME],
-                        name=name,
-                        additional_context={RUNTIME_KEY: runtime},
-                        concurrency=concurrency,
-                        wait=wait,
-                        install_signal_handlers=install_signal_handlers,
-                        fetch_job_polling_interval=1.0,
-                        abort_job_polling_interval=5.0,
-                        update_heartbeat_interval=min(10.0, settings.stalled_after_s / 3),
-                        stalled_worker_timeout=settings.stalled_after_s,
-                        delete_jobs="successful",
-                        # Then running jobs are cancelled and requeued (the task's retry
-                        # strategy).
-                        shutdown_graceful_timeout=settings.shutdown_grace_s,
+                    await _until_stopped(
+                        app.run_worker_async(
+                            queues=[QUEUE_NAME],
+                            name=name,
+                            additional_context={RUNTIME_KEY: runtime},
+                            concurrency=concurrency,
+                            wait=wait,
+                            install_signal_handlers=install_signal_handlers,
+                            fetch_job_polling_interval=1.0,
+                            abort_job_polling_interval=5.0,
+                            update_heartbeat_interval=min(10.0, settings.stalled_after_s / 3),
+                            stalled_worker_timeout=settings.stalled_after_s,
+                            delete_jobs="successful",
+                            # Then running jobs are cancelled and requeued (the task's retry
+                            # strategy).
+                            shutdown_graceful_timeout=settings.shutdown_grace_s,
+                        ),
+                        settings.shutdown_grace_s,
                     )
                     return
                 except procrastinate.exceptions.ConnectorException as exc:

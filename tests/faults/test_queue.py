@@ -76,7 +76,10 @@ async def test_a_job_the_queue_ended_is_queued_again_and_published(
     job_id = await _job_the_queue_ended(client, queue_status)
     began = time.monotonic()
     done = await wait_status(client, job_id, timeout=30)
-    assert time.monotonic() - began < 2 * 2 + 5  # two rounds of SERIALPUB_STALLED_AFTER
+    # Two rounds of SERIALPUB_STALLED_AFTER (2 s) and the publication; the margin is for a
+    # loaded machine (11.5 s seen with two benchmarks beside the suite). Left alone, the job
+    # never moves (wait_status's 30 s).
+    assert time.monotonic() - began < 2 * 2 + 15
     assert done["status"] == "succeeded" and done["release_no"] == 1, done
     assert [i["reason"] for i in done["interruptions"]] == ["queue_lost"]
     assert done["attempts"] == 2

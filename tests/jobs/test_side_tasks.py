@@ -81,3 +81,52 @@ async def test_a_cancellation_lost_inside_the_liveness_check_still_ends_its_loop
 async def test_a_task_that_was_not_cancelled_goes_on() -> None:
     """The check raises only for a task that is being cancelled."""
     worker._raise_if_cancelled()  # the test's own task: nothing to raise
+
+
+async def test_a_worker_that_loses_its_cancellation_while_starting_is_cancelled_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """procrastinate's worker, cancelled in its start (a pool's connection wait), ran on and
+    its caller waited for ever; the caller sends the cancellation again after the grace."""
+    monkeypatch.setattr(worker, "SIDE_TASK_STOP_S", 0.2)
+    started, second_cancel = asyncio.Event(), asyncio.Event()
+
+    async def procrastinate_worker() -> None:
+        started.set()
+        await _lose_a_cancellation()  # the start: the first cancellation is lost here
+        try:
+            await asyncio.sleep(30)  # the worker's loop: it runs until cancelled
+        except asyncio.CancelledError:
+            second_cancel.set()
+            raise
+
+    task = asyncio.create_task(worker._until_stopped(procrastinate_worker(), grace_s=0.1))
+    await asyncio.wait_for(started.wait(), 5)
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=5)
+    assert task in done and task.cancelled()
+    assert second_cancel.is_set()
+
+
+async def test_a_worker_that_stops_when_cancelled_is_cancelled_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker that honours the cancellation gets its whole grace, and one cancellation."""
+    cancellations: list[int] = []
+    stopping = asyncio.Event()
+
+    async def procrastinate_worker() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancellations.append(1)
+            stopping.set()
+            await asyncio.sleep(0.3)  # its graceful stop, within the grace
+            raise
+
+    task = asyncio.create_task(worker._until_stopped(procrastinate_worker(), grace_s=1.0))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=5)
+    assert task in done and task.cancelled()
+    assert cancellations == [1]
