@@ -24,7 +24,7 @@ from app.db.models import Job, Series
 from app.db.raw import driver_connection
 from app.db.repositories.jobs import JobRepository
 from app.errors import Conflict, NotFound
-from app.jobs import submit
+from app.queue import submit
 from app.schemas.jobs import DryRunOutcome, Interruption, JobOut, ReleaseSummary
 from app.schemas.releases import PublishResult
 from app.schemas.risk import RiskSummary
