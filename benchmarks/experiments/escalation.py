@@ -10,7 +10,8 @@ per term, and utility: private copies published against true (``copy_distortion`
 counterfeit rows. Every series is written as public JSON by ``serialpub publish-local`` and
 judged by the auditors' reference judge (``../shared/auditor/judge.py DIR --worst 5``).
 
-    python -m benchmarks.escalation --results benchmarks/results/escalation.json
+    python -m benchmarks.experiments.escalation \\
+        --results benchmarks/experiments/results/escalation.json
 """
 
 from __future__ import annotations

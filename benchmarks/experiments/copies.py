@@ -7,8 +7,8 @@ versions), and prints per release, for each: the L1 distortion of the private co
 20%), counterfeit rows (share of the published rows), suppressed copies, publish seconds; then
 the auditors' judge on each series' public JSON. Writes a markdown table with ``--markdown``.
 
-    python -m benchmarks.copies --corpus 1 --size 3000 --releases 5 --seed 1
-    python -m benchmarks.copies --corpus 2 --size 20000 --releases 12 --markdown out.md
+    python -m benchmarks.experiments.copies --corpus 1 --size 3000 --releases 5 --seed 1
+    python -m benchmarks.experiments.copies --corpus 2 --size 20000 --releases 12 --markdown out.md
 """
 
 from __future__ import annotations
