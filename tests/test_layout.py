@@ -1,4 +1,4 @@
-"""The tests are laid out like the packages they test (issue 22 item 4).
+"""The tests are laid out like the packages they test.
 
 A test module in ``tests/core/<sub>/`` tests the package ``app/core/<sub>/`` (likewise
 ``tests/methods/<name>/`` and ``app/methods/<name>/``); a module directly in ``tests/core/``

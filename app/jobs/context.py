@@ -1,4 +1,4 @@
-"""What a publication job carries (issue 22 item 1): its series, its method's registry entry,
+"""What a publication job carries: its series, its method's registry entry,
 the effective parameters and the series' history, built once when the job holds the series'
 lock and handed to each step, so that no step looks the method up again.
 

@@ -145,7 +145,7 @@ def unpack_history(
     is unpacked, keeping its totals (``suppressed``, ``global_bag_counterfeits``): what the
     core reads of a past ledger (Sanony's series suppression budget, Kanony's bag). A
     10,000,000-line release has about a million cluster ledgers, about 0.35 GiB in a compute
-    child that never reads them (issue 21 item 2); ``tests/jobs/test_handoff.py`` publishes
+    child that never reads them; ``tests/jobs/test_handoff.py`` publishes
     with and without them for every method and compares."""
     with collector_paused():
         pairs = []

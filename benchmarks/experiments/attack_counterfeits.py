@@ -1,4 +1,4 @@
-"""Can the semantic adversary tell Sanony's counterfeits from true rows? (issue 11, item 5)
+"""Can the semantic adversary tell Sanony's counterfeits from true rows?
 
 Publishes a SeGen series (3 releases, rep 40%, as ``benchmarks/attacks.py``) with Sanony for
 several seeds on each corpus, and measures on the last release the counterfeit-detection

@@ -1,4 +1,4 @@
-"""Private terms in context: which Sanony levers carry the cost against Anony (issue 19, item 2).
+"""Private terms in context: which Sanony levers carry the cost against Anony.
 
 For each series (SeGen of BMS-WebView-1 or -2, or one whole-corpus release) it writes the raw
 snapshots and the private terms (10% of the terms, random, seeded as in
@@ -15,7 +15,7 @@ rewritten from all lines after each run.
     python -m benchmarks.experiments.context_levers --plan extra --only B1-s1
     python -m benchmarks.experiments.context_levers --report-only
 
-Targets (issue 19): inside share >= 0.8x Anony's, pair error <= 1.1x Anony's, judge 0 rows
+Targets: inside share >= 0.8x Anony's, pair error <= 1.1x Anony's, judge 0 rows
 over ``r_th``, every release published.
 """
 

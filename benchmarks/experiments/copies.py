@@ -1,4 +1,4 @@
-"""Counts analysts read: private copies published against true, release by release (issue 19).
+"""Counts analysts read: private copies published against true, release by release.
 
 Publishes one SeGen series twice with Sanony, once with BP's least global lift (the default)
 and once with Lemma 4's on whole releases (``global_lift: "lemma4"``, the ratchet of earlier

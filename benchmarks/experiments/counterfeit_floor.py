@@ -1,4 +1,4 @@
-"""How low can the frequency detector go? Idealised counterfeits on published series (issue 20).
+"""How low can the frequency detector go? Idealised counterfeits on published series.
 
 The issue asks for counterfeits that the cross-validated logistic detector of
 :mod:`app.core.attacks.frequency` finds with AUC <= 0.6. This benchmark measures what that

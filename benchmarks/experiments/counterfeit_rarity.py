@@ -1,4 +1,4 @@
-"""Can counterfeits be told from true rows by how rare their set is? (issue 20, item 1)
+"""Can counterfeits be told from true rows by how rare their set is?
 
 Publishes one SeGen series per setting with Sanony, once per ``counterfeits`` mode (``fresh``:
 Definition 14's sets no release holds; ``blend``, the default: twins of true rows matched to

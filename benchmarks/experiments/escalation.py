@@ -1,4 +1,4 @@
-"""Escalation instead of refusal (issue 20, item 2): which series escalate, how far, at what cost.
+"""Escalation instead of refusal: which series escalate, how far, at what cost.
 
 The reviewer's cases: five BMS-WebView-1 SeGen snapshots (800 transactions, rep 50%, r_th 8,
 seed 9) published in eight orders (the SeGen order and seven shuffles, ``random.Random(k)``

@@ -1,4 +1,4 @@
-"""The fewest copies any publisher must suppress, release by release (issue 8, design.md §5).
+"""The fewest copies any publisher must suppress, release by release (design.md §5).
 
 The global composition (section 2.3.2) reads whole releases: their rows, ``N(s)`` (cluster
 segments plus global bag) and the other whole releases. It does not depend on the clustering,

@@ -204,7 +204,7 @@ def _split_lineage(
     most rows in the clusters (of that release or older) that held it, else the largest; a part
     short of ``size`` rows joins the part it shares most of those clusters with.
 
-    Why (issue 21 item 1): on the 20 x 20,000 BMS-WebView-2 series, 122 of the 138 clusters
+    Why: on the 20 x 20,000 BMS-WebView-2 series, 122 of the 138 clusters
     that held counterfeits at release 16 were one lineage each, with 3,873 of its 4,065
     counterfeit rows; a lineage that an earlier release held in several clusters puts each of
     its rows outside the overlaps of the others, and the repair dilutes those rows.

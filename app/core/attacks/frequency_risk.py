@@ -1,4 +1,4 @@
-"""Serial risk under an adversary who discounts rows by a counterfeit detector (issue 20).
+"""Serial risk under an adversary who discounts rows by a counterfeit detector.
 
 The paper's adversary (design.md §4) treats every published row alike. Each cluster publishes how
 many of its rows are counterfeits (``k``, design.md §3); an adversary with a detector removes, in

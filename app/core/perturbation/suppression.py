@@ -49,12 +49,12 @@ class Suppressor:
         a budget over the series (``suppression_scope = "series"``, the default: the larger of the
         release's own share and what the series' share leaves); ``(0, 0)`` is the release's own
         budget (design.md §5, ``suppression_scope = "release"``). A release's copies are those it
-        holds before the repair, BP's s-counterfeit copies included (as before issue 8's
+        holds before the repair, BP's s-counterfeit copies included (as before the
         suppression-first rule; on the B1 grid they are the difference between a budget of 4 and 5
         copies, and seed 2 at the defaults needs 5).
 
-        ``beyond_budget``: the last step of the escalation (``on_infeasible = "escalate"``,
-        issue 20) may suppress every copy of the release; the copies taken once the budget
+        ``beyond_budget``: the last step of the escalation (``on_infeasible = "escalate"``)
+        may suppress every copy of the release; the copies taken once the budget
         was spent are counted per term in :attr:`beyond`."""
         self.state = state
         self.j = j
@@ -81,7 +81,7 @@ class Suppressor:
         #: Copies taken from each cluster's segment (position -> term -> copies).
         self.by_cluster: dict[int, Counter[str]] = {}
         #: Terms at fault whose only copies left are the ones ``keep_in_bag`` holds: a refusal
-        #: names the bag's promise, not the budget (review item 3).
+        #: names the bag's promise, not the budget.
         self.held_by_bag: set[str] = set()
 
     @property
