@@ -4,7 +4,8 @@ and the layers below it, at any depth (function-level and ``TYPE_CHECKING`` impo
 The order, from the ground up, as the code stands (:data:`LAYERS`):
 
 0. ``app.core``: the pure core (no I/O, no framework, no database);
-1. ``app.settings``, ``app.observability``, ``app.analysis``: settings, logs and metrics, and
+1. ``app.settings``, ``app.observability``, ``app.analysis``, ``app.version``: settings, logs
+   and metrics, the version, and
    the analyst's reader of public files (they import nothing of ``app`` but the core);
 2. ``app.io``, ``app.errors``: corpora and releases as files and streams; the service errors;
 3. ``app.db``: the database (models, repositories, engine);
@@ -42,7 +43,7 @@ _WEB_MAY = ("app.web", "app.services", "app.schemas", "app.errors", "app.runtime
 #: does). A module belongs to the layer of the longest prefix that names it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("app.core",),
-    ("app.settings", "app.observability", "app.analysis"),
+    ("app.settings", "app.observability", "app.analysis", "app.version"),
     ("app.io", "app.errors"),
     ("app.db",),
     ("app.methods", "app.schemas"),
