@@ -1,4 +1,4 @@
-"""The ``serialpub`` command line (README.md "Command line").
+"""The ``serialpub`` command line (docs/settings.md, "Command line").
 
 It calls the same services as the API.
 """
@@ -232,7 +232,7 @@ _DEMO_HELP = (
     "a new database (serialpub_demo_<random>) on that server, which needs CREATE DATABASE, "
     "else a temporary embedded server. Its admin token, keys and series name are random. "
     "That database is removed at the end, also after an error, Ctrl-C or SIGTERM: nothing of "
-    "the demo remains (README, 'The demo')."
+    "the demo remains (docs/settings.md, 'The demo')."
 )
 
 

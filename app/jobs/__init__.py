@@ -3,7 +3,7 @@ compute child and its hand-off, and the worker's loop.
 
 It sits above the services and calls them; the services defer jobs through the queue below
 them (:mod:`app.queue`, :func:`app.queue.submit`) and import nothing of this package
-(README, "How it works"; ``tests/test_layers.py``):
+(docs/architecture.md; ``tests/test_layers.py``):
 
 - :mod:`app.jobs.task`: the task a worker runs, registered on the queue;
 - :mod:`app.jobs.context`: what a job carries, built once (:class:`~app.jobs.context.JobContext`);
