@@ -181,5 +181,5 @@ async def submit(
     """Queue the publication (or ``dry_run``) of job ``job_id`` in the caller's transaction
     (a rollback leaves no job); returns the procrastinate job's id. The publications of a
     series run one at a time, in the order they were submitted; dry runs beside them
-    (docs/api.md "POST /v1/series/{name}/releases")."""
+    (docs/api-releases.md "POST /v1/series/{name}/releases")."""
     return await defer_publication(connection, job_id, series_id, dry_run=dry_run)

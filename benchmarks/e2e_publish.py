@@ -186,7 +186,7 @@ def series_lines(size: int, releases: int, seed: int) -> tuple[list[list[bytes]]
 
 def upload_caps(releases: list[list[bytes]]) -> dict[str, str]:
     """The upload limits the releases need, where they exceed the defaults, as an operator
-    raises them (docs/performance.md, "Sizing memory"): a million BMS-WebView-2 lines hold
+    raises them (docs/lab/ten-million-lines.md, "Sizing memory"): a million BMS-WebView-2 lines hold
     about 4.6 million terms, over ``SERIALPUB_MAX_TERMS_PER_RELEASE``'s default of 4 million.
 
     >>> upload_caps([[b"1 2 3", b"4"], [b"5 6"]])

@@ -1,4 +1,4 @@
-"""The layers (docs/design.md, "Layers"): every module of ``app`` imports only its own layer
+"""The layers (docs/architecture.md, "Layers"): every module of ``app`` imports only its own layer
 and the layers below it, at any depth (function-level and ``TYPE_CHECKING`` imports count).
 
 The order, from the ground up, as the code stands (:data:`LAYERS`):

@@ -103,14 +103,14 @@ class PublishParams:
     copies (``release``, design.md §5.5's reading) or, the default, the larger of that and the
     share of the series so far, this release included, less what the earlier releases suppressed
     (``series``: a release that meets many new and rising terms may use what quieter releases
-    left; docs/methods.md, "Suppression budget");
+    left; docs/lab/sanony.md, "Suppression budget");
     ``max_dilution`` the most rows without a term, as a share of the new release's true rows,
     that the repair adds in all for terms pinned between whole releases (fewer copies put a
     published release's rows over ``r_th``, these copies the new release's own; design.md §5.5);
     ``on_infeasible`` what happens when the repair and the suppression budget leave rows over
     ``r_th``: ``escalate`` (the default) builds the release again with coarser clusters, then
     suppresses beyond the budget, and reports each step (``escalation``); ``refuse`` refuses
-    the publication (docs/methods.md, "When a release cannot be made safe");
+    the publication (docs/lab/sanony.md, "When a release cannot be made safe");
     ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` a
     publisher-given seed for every random choice, for tests and benchmarks only (``None``, the
     default: a secret drawn per release, ``secret``, set by the caller and kept in the private

@@ -47,7 +47,7 @@ __all__ = [
 
 FINISHED = ("succeeded", "failed")
 
-#: The error of a job cancelled by ``DELETE /v1/jobs/{id}`` (docs/api.md "DELETE
+#: The error of a job cancelled by ``DELETE /v1/jobs/{id}`` (docs/api-releases.md "DELETE
 #: /v1/jobs/{job_id}"): here, or in the worker running it (:mod:`app.jobs.publication`).
 CANCELLED: dict[str, Any] = {
     "code": ErrorCode.JOB_CANCELLED,

@@ -209,7 +209,7 @@ def _split_lineage(
     counterfeit rows; a lineage that an earlier release held in several clusters puts each of
     its rows outside the overlaps of the others, and the repair dilutes those rows.
     Split, the series publishes every release with about a quarter fewer counterfeit rows
-    from release 12 on (docs/performance.md, "To release 20").
+    from release 12 on (docs/lab/long-series.md, "To release 20").
     """
     nodes, release_of = lineages.nodes, lineages.release_of
     held: dict[int, set[int]] = {}

@@ -330,7 +330,7 @@ class Repairer:
         them leave the bag (``explain_kept`` says how); the others by a larger budget when it
         is spent, or more rounds when the guard was reached; every change is needed, so they
         are joined by "and". A higher r_th is always named, with the worst row's risk it would
-        have to reach for these rows as they are (docs/methods.md, "Suppression budget")."""
+        have to reach for these rows as they are (docs/lab/sanony.md, "Suppression budget")."""
         r_th = f"a higher r_th (the worst row's serial risk is {top:.4g}"
         needs: list[str] = []
         if held:
@@ -441,7 +441,7 @@ class Repairer:
         one suppressed copy removes a whole share of the excess. Measured on the refused grid
         series (BMS-WebView-2, rep 80%, seed 1): counterfeits first spent 403 rows (9.4% of
         release 5) to save about 16 copies; suppression first publishes the series with 0.5%
-        counterfeits instead of 3.1% (docs/methods.md, "Suppression").
+        counterfeits instead of 3.1% (docs/core.md, "Suppression").
 
         Not for a term whose copies the repair raised for a published row: there the new
         release is pinned from both sides, and suppression would undo the mend."""

@@ -70,7 +70,7 @@ class Suppressor:
         allowed = max(own, math.floor(max_share * (copies + before) + 1e-9) - used)
         # The share alone gives a release of 90 private copies no budget at all at 1%, yet a
         # private term new to it (held by 1-3 rows) can only be protected by suppression: the
-        # floor keeps such small releases publishable (docs/methods.md, "Suppression").
+        # floor keeps such small releases publishable (docs/core.md, "Suppression").
         self.budget = min(copies, max(allowed, floor))
         #: What may be suppressed: the budget, or without limit past it (``beyond_budget``).
         self.limit = math.inf if beyond_budget else self.budget

@@ -1,5 +1,5 @@
 """The risk to an adversary who reads a release's published counterfeit total: a first-order
-estimate (docs/attacks.md, "What the published total gives away").
+estimate (docs/lab/counterfeits.md, "What the published total gives away").
 
 The paper's adversary (design.md §4) treats every published row as a candidate for its
 target. A release that publishes how many of its rows are counterfeits (``counterfeit_rows``)

@@ -58,7 +58,8 @@ class Release(TimestampMixin, Base):
     #: Public: the release escalated to suppression beyond the budget.
     suppression_beyond_budget: Mapped[bool] = mapped_column(Boolean, default=False)
     job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
-    #: Withdrawn by an admin (docs/api.md "POST /v1/series/{name}/releases/{release_no}/withdraw"):
+    #: Withdrawn by an admin (docs/api-releases.md,
+    #: "POST /v1/series/{name}/releases/{release_no}/withdraw"):
     #: no longer served to analysts and publishers, still in the history every later release
     #: is judged against (it was public). ``None``: not withdrawn.
     withdrawn_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
