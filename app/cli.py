@@ -1,4 +1,4 @@
-"""The ``serialpub`` command line (README.md "Command line").
+"""The ``serialpub`` command line (docs/settings.md, "Command line").
 
 It calls the same services as the API.
 """
@@ -33,6 +33,7 @@ from app.observability import (
     start_metrics_process,
 )
 from app.settings import Settings, get_settings
+from app.version import serialpub_version
 
 __all__ = ["cli", "main"]
 
@@ -44,23 +45,9 @@ cli = typer.Typer(
 )
 
 
-def _version() -> str:
-    """The installed distribution's version; from a checkout that was never installed (``python
-    -m app`` with the repository on the path), its ``pyproject.toml``'s."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("serialpub")
-    except PackageNotFoundError:
-        import tomllib
-
-        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-        return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
-
-
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"serialpub {_version()}")
+        typer.echo(f"serialpub {serialpub_version()}")
         raise typer.Exit()
 
 
@@ -245,7 +232,7 @@ _DEMO_HELP = (
     "a new database (serialpub_demo_<random>) on that server, which needs CREATE DATABASE, "
     "else a temporary embedded server. Its admin token, keys and series name are random. "
     "That database is removed at the end, also after an error, Ctrl-C or SIGTERM: nothing of "
-    "the demo remains (README, 'The demo')."
+    "the demo remains (docs/settings.md, 'The demo')."
 )
 
 

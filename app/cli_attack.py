@@ -10,7 +10,7 @@ beside ``releases/``, :func:`app.io.ledger.default_ledger_dir`). Each
 release is attacked as a publication job would (:func:`app.core.attacks.audit_report`, the
 same settings as the series parameter ``semantic_audit``) and the reports are printed as
 JSON on stdout; progress goes to stderr. Each report carries the frequency detector's
-section (``frequency``, issue 20) over the releases up to it, scored against their ledgers.
+section (``frequency``) over the releases up to it, scored against their ledgers.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The database the command line works on, and its migrations (README, "Command line")."""
+"""The database the command line works on, and its migrations (docs/settings.md, "Command
+line")."""
 
 from __future__ import annotations
 

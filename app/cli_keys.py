@@ -1,4 +1,4 @@
-"""``serialpub create-key`` (README, "Command line")."""
+"""``serialpub create-key`` (docs/settings.md, "Command line")."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ Each release is judged against the ``r_th`` it prints (``--r-th`` overrides). Fr
 URL with an auditor's or admin's key, the service's own figures (``GET …/risk``) are compared
 with the recomputation, release by release.
 
-Beside it, the frequency detector (issue 20, docs/attacks.md): the serial risk under an
+Beside it, the frequency detector (docs/attacks.md): the serial risk under an
 adversary who, in each cluster, discounts the published number of counterfeits by taking
 out the rows rarest across the series (``detector``), beside ``k`` random rows (``blind``);
 it needs no label. With ``--ledger`` (publish-local's ledgers: ``releases.private/`` beside

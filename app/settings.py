@@ -1,6 +1,6 @@
 """Service settings: one pydantic-settings class read from the environment.
 
-Every variable is listed in README.md "Settings".
+Every variable is listed in docs/settings.md.
 """
 
 from __future__ import annotations

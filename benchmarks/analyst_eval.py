@@ -1,6 +1,6 @@
-"""What analysts read (issue 19, item 5): each release read through ``app.analysis`` against
+"""What analysts read: each release read through ``app.analysis`` against
 its raw snapshot, for Anony, Sanony (``global_lift`` least, the default) and Sanony with
-``global_lift = "lemma4"`` (the ratchet before issue 19), and disassociation where the reader
+``global_lift = "lemma4"`` (the ratchet of 0.1.0), and disassociation where the reader
 can read it (it cannot: its chunks are refused, the reason is reported).
 
 Per release: the share of published private copies inside clusters (the rest is the global
@@ -398,7 +398,7 @@ def all_series(results: dict[str, Any]) -> list[dict[str, Any]]:
 def markdown(results: dict[str, Any], meta: dict[str, Any]) -> str:
     """The section of docs/evaluation.md."""
     lines = [
-        "## What analysts read (issue 19)",
+        "## What analysts read",
         "",
         "Each release read through the analyst's reader (`app.analysis`: `load_series`, "
         "`term_count`, `itemset_support`) from its public JSON, against the raw snapshot. "
@@ -531,7 +531,7 @@ def write_section(doc: Path, section: str) -> None:
     keeping the hand-written notes of the earlier one (between the ``NOTES`` markers) at the
     head of its tables."""
     text = doc.read_text(encoding="utf-8")
-    header = "## What analysts read (issue 19)"
+    header = "## What analysts read"
     notes = ""
     if header in text:
         before, rest = text.split(header, 1)

@@ -1,7 +1,7 @@
 """Benchmark of Sanony's anony phase on a long release, paired against an older tree.
 
 The anony phase (clustering that continues the published lineages, then Anony) is the
-largest phase of a 10,000,000-line release (docs/performance.md, "Ten million lines"), and
+largest phase of a 10,000,000-line release (docs/lab/ten-million-lines.md, "Ten million lines"), and
 an end-to-end run of that size takes a quarter of an hour. This benchmark isolates it: it
 publishes releases 1 to 4 of a SeGen series of BMS-WebView-2 (``--size`` rows, rep 40%, 10%
 of the terms private, r_th 8, cluster size 10, the end-to-end benchmark's ``--seed``) once,

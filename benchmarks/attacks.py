@@ -1,4 +1,4 @@
-"""The semantic attack measured (design.md §11, issue 11): against disassociation and against the
+"""The semantic attack measured (design.md §11): against disassociation and against the
 Anony-style releases of every other method, with the counterfeit-detection AUC and the speed
 of the attack against that of publication. Writes ``benchmarks/results/attacks.json``, the
 figures under ``docs/figures/`` and the results section of ``docs/attacks.md`` (between its

@@ -1,4 +1,4 @@
-"""The semantic audit in the publication job (issue 11 item 4): does attacking a 50,000-row
+"""The semantic audit in the publication job: does attacking a 50,000-row
 release take at most as long as publishing it?
 
 Two measures on BMS-WebView-2 (read in place, never copied), 10% of its items private:

@@ -1,4 +1,4 @@
-"""Benchmark of the core: Sanony on SeGen series of BMS-WebView-2 (issue: core engine).
+"""Benchmark of the core: Sanony on SeGen series of BMS-WebView-2.
 
 Five releases per size, rep 40%, r_th 8, 10% of the terms private; sizes 10k, 20k, 40k and
 80k transactions. Each size runs in its own process so that its peak memory (ru_maxrss) is
@@ -10,13 +10,13 @@ release (published against 4 earlier ones), peak memory and the counterfeit rate
     python benchmarks/core_publish.py --repeat 3             # each size 3 times, medians
 
 ``--repeat N`` runs each size N times, one fresh process each, and reports per size the median
-of the runs' median publish, last release and peak memory with their range (issue 21 item 4:
-a figure is a median over several runs; the machine is shared).
+of the runs' median publish, last release and peak memory with their range (a
+figure is a median over several runs; the machine is shared).
 
 A refused release (``PublicationFailed``) is recorded with its number and reason and the series
 goes on without it, as the service would (nothing stored).
 
-Series length (issue 21 item 1): one series of ``--releases`` releases of the first size, in
+Series length: one series of ``--releases`` releases of the first size, in
 this process, one JSON line per release appended to ``--out`` (default
 ``benchmarks/results/series_length.jsonl``): publish seconds (wall and CPU), seconds per
 phase, repair rounds, peak RSS (``ru_maxrss``) and current RSS (``/proc/self/statm``) after

@@ -1,6 +1,6 @@
-"""What formula 12 must read when release k of a series is published (issue 21 item 1).
+"""What formula 12 must read when release k of a series is published.
 
-Issue 21 asks that release 20 of a 20 x 20,000 series cost at most 2x release 2. This
+The target: release 20 of a 20 x 20,000 series costs at most 2x release 2. This
 benchmark measures the part of the work that no implementation of the paper's adversary can
 skip, release by release, on the series of ``core_publish.py --series`` (SeGen from
 BMS-WebView-2, rep 40%, r_th 8, 10% of the terms private, seed 1):

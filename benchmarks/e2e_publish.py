@@ -186,7 +186,7 @@ def series_lines(size: int, releases: int, seed: int) -> tuple[list[list[bytes]]
 
 def upload_caps(releases: list[list[bytes]]) -> dict[str, str]:
     """The upload limits the releases need, where they exceed the defaults, as an operator
-    raises them (docs/performance.md, "Sizing memory"): a million BMS-WebView-2 lines hold
+    raises them (docs/lab/ten-million-lines.md, "Sizing memory"): a million BMS-WebView-2 lines hold
     about 4.6 million terms, over ``SERIALPUB_MAX_TERMS_PER_RELEASE``'s default of 4 million.
 
     >>> upload_caps([[b"1 2 3", b"4"], [b"5 6"]])
@@ -240,7 +240,7 @@ def post(client: httpx.Client, name: str, lines: list[bytes]) -> dict[str, Any]:
 
 
 def reads(client: httpx.Client, name: str, release_no: int) -> dict[str, float]:
-    """Seconds of the new release's first reads (issue 21 item 2): its risk summary (whole
+    """Seconds of the new release's first reads: its risk summary (whole
     answer), and the first byte of its NDJSON and of its JSON, gzip, streamed."""
     url = f"/v1/series/{name}/releases/{release_no}"
     started = time.perf_counter()
@@ -354,7 +354,7 @@ def row(r: dict[str, Any]) -> str:
 def medians(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Repeated runs of one size joined per release (``against``): the median of the POST's
     wall seconds, of each phase and of each process's peak RSS, with the range of the wall
-    seconds (issue 21 item 4: a figure is a median over several runs). A release refused in
+    seconds (a figure is a median over several runs). A release refused in
     some run is joined over the runs that published it (``runs`` says how many).
 
     >>> one = {"size": 10, "against": 0, "wall": 2.0, "phases": {"bp": 1.0},

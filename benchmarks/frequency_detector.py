@@ -1,4 +1,4 @@
-"""Counterfeits that stand out: the frequency detector on SeGen series (issue 20, item 1, 5).
+"""Counterfeits that stand out: the frequency detector on SeGen series.
 
 Publishes (or reuses, under ``--work``) Sanony series of BMS-WebView-1 (3 x 3,000, the first
 three releases of each 5 x 3,000 series, and 5 x 3,000) and BMS-WebView-2 (5 x 5,000), r_th

@@ -1,4 +1,4 @@
-"""SeGen series for the frequency detector's benchmark (issue 20), in publish-local's layout.
+"""SeGen series for the frequency detector's benchmark, in publish-local's layout.
 
 Each series is published as :mod:`benchmarks.soundness` publishes one (BMS-WebView-1 or -2,
 private terms a seeded 10% of the vocabulary, rep 40%, Sanony with a ``seed``) and written as

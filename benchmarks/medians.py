@@ -1,4 +1,4 @@
-"""Figures of repeated benchmark runs joined into one (issue 21 item 4: each figure of
+"""Figures of repeated benchmark runs joined into one (each figure of
 docs/performance.md is a median over several runs, on a shared and noisy machine)."""
 
 from __future__ import annotations

@@ -328,7 +328,7 @@ def report(
 def median_runs(repeats: list[list[Run]]) -> list[dict[str, float]]:
     """Repeated runs of the same worker counts joined per count: the median makespan (with its
     range), speed-up against one worker *within each repeat*, jobs at once and largest peak per
-    worker (issue 21 item 4).
+    worker.
 
     >>> def run(w, m, peak):
     ...     return Run(w, 6, m, 0.0, m * w, (peak,) * w, 10.0, {})

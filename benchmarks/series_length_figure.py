@@ -1,4 +1,4 @@
-"""The figure of issue 21 item 4: publish time and memory against release number.
+"""The figure of a long series: publish time and memory against release number.
 
 Reads the JSON lines that ``benchmarks/core_publish.py --series`` appends (one per release,
 tagged with ``label`` and ``size``) and draws, per (label, size) run, the seconds each release

@@ -1,4 +1,4 @@
-"""Soundness against the paper's adversary: SeGen series published and judged (issue 8).
+"""Soundness against the paper's adversary: SeGen series published and judged.
 
 Publishes SeGen series of BMS-WebView-1 or -2 with a method, writes each release as the public
 JSON of docs/api.md (so that the auditors' reference judge can be run on it: ``python
@@ -79,7 +79,7 @@ def publish_series(
                 "private_copies": copies,
                 "seconds": round(time.perf_counter() - started, 3),
                 "by_phase": publication.report.get("counterfeits_by_phase", {}),
-                # In copies, what analysts read (issue 19): L1 distortion, net, terms off.
+                # In copies, what analysts read: L1 distortion, net, terms off.
                 "copies": publication.report.get("private_copies", {}),
             }
         )

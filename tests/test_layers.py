@@ -1,8 +1,27 @@
-"""The layers (issue 22 items 1 and 2; README, "How it works"): the pure core imports nothing of
-``app`` outside itself; nothing below the API imports it; the services reach the job worker
-(``app/jobs/``) only through its face, :func:`app.jobs.submit`, which imports no service; and
-no import circle passes through the services or the jobs, nor anywhere in ``app`` among the
-imports a module runs or types with."""
+"""The layers (docs/architecture.md, "Layers"): every module of ``app`` imports only its own layer
+and the layers below it, at any depth (function-level and ``TYPE_CHECKING`` imports count).
+
+The order, from the ground up, as the code stands (:data:`LAYERS`):
+
+0. ``app.core``: the pure core (no I/O, no framework, no database);
+1. ``app.settings``, ``app.observability``, ``app.analysis``, ``app.version``: settings, logs
+   and metrics, the version, and
+   the analyst's reader of public files (they import nothing of ``app`` but the core);
+2. ``app.io``, ``app.errors``: corpora and releases as files and streams; the service errors;
+3. ``app.db``: the database (models, repositories, engine);
+4. ``app.methods``, ``app.schemas``: the method registry's storage; request and response bodies;
+5. ``app.queue``: the job queue, through which a service defers a job;
+6. ``app.services``: the use cases;
+7. ``app.runtime``: what a process holds (opening it resolves the secret through the services);
+8. ``app.jobs``: the job worker, which runs the task the queue names and calls the services;
+9. ``app.web``: the web view, rendered from the services;
+10. ``app.api``: the HTTP API (its app includes the web view and may run a worker in-process);
+11. ``app.demo``: the in-process demo, which drives the API;
+12. ``app.cli``, ``app.cli_*``, ``app.__main__``, and ``app`` itself (its face registers the
+    methods): the command line.
+
+Beside the order: the services reach the job worker only through the queue; nothing below
+the API imports it; no import circle anywhere."""
 
 from __future__ import annotations
 
@@ -20,8 +39,23 @@ _TOP = ("app.api", "app.cli", "app.demo", "app.__main__")
 #: What the web view (``app/web/``) may import of ``app``: itself, the services and schemas
 #: below it, the service errors and the runtime (the database it reads through).
 _WEB_MAY = ("app.web", "app.services", "app.schemas", "app.errors", "app.runtime")
-#: The job worker's face and the queue beneath it: what the services may reach of ``app.jobs``.
-_JOBS_FACE = ("app.jobs", "app.jobs.queue")
+#: The layers of ``app``, from the ground up (the module docstring says why each stands where it
+#: does). A module belongs to the layer of the longest prefix that names it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("app.core",),
+    ("app.settings", "app.observability", "app.analysis", "app.version"),
+    ("app.io", "app.errors"),
+    ("app.db",),
+    ("app.methods", "app.schemas"),
+    ("app.queue",),
+    ("app.services",),
+    ("app.runtime",),
+    ("app.jobs",),
+    ("app.web",),
+    ("app.api",),
+    ("app.demo",),
+    ("app.cli", "app.__main__", "app"),
+)
 
 
 def _module_name(path: Path) -> str:
@@ -93,8 +127,8 @@ def test_a_function_level_import_is_seen() -> None:
     tree = ast.parse(source)
     found = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     assert found == ["app.methods.registry"] and _outside_core("app.methods.registry")
-    # The jobs' face imports its queue, which the rules below see.
-    assert "app.jobs.queue" in {name for _, name in _edges(APP / "jobs" / "__init__.py")}
+    # A service's import of the queue is among the edges the rules below see.
+    assert "app.queue" in {name for _, name in _edges(APP / "services" / "publishing.py")}
     assert not _outside_core("app.core.model") and _outside_core("app")
 
 
@@ -126,39 +160,38 @@ def test_nothing_below_the_api_imports_it() -> None:
     assert upward == [], "below the API, a module imports it:\n" + "\n".join(upward)
 
 
-def test_services_reach_the_jobs_only_through_their_face() -> None:
-    """Services submit jobs with :func:`app.jobs.submit`; the job's steps, the worker and the
+def test_services_reach_the_jobs_only_through_the_queue() -> None:
+    """Services defer jobs with :func:`app.queue.submit`; the job's steps, the worker and the
     task sit above them (they call the services) and are none of theirs to import."""
     modules = _app_modules()
-    assert "app.jobs.publication" in modules and "app.jobs.worker" in modules
+    assert "app.jobs.publication" in modules and "app.queue" in modules
     reaching = [
         f"{path.relative_to(APP.parent)}:{line}: imports {name}"
         for module, path in modules.items()
         if _in(module, ("app.services",))
         for line, name in _edges(path)
-        if _in(name, ("app.jobs",)) and name != "app.jobs"
+        if _in(name, ("app.jobs",))
     ]
     assert reaching == [], "a service reaches into app.jobs:\n" + "\n".join(reaching)
 
 
-def test_the_face_of_the_jobs_imports_no_service() -> None:
-    """``app.jobs`` and its queue stand below the services, which import them."""
+def test_the_queue_imports_neither_services_nor_jobs() -> None:
+    """``app.queue`` stands below the services, which import it; the task it names is
+    registered by :mod:`app.jobs.task`, which procrastinate imports by name."""
     modules = _app_modules()
     upward = [
-        f"{modules[face].relative_to(APP.parent)}:{line}: imports {name}"
-        for face in _JOBS_FACE
-        for line, name in _edges(modules[face])
-        if _in(name, ("app.services", "app.api", "app.cli", "app.demo"))
-        or (_in(name, ("app.jobs",)) and name not in _JOBS_FACE)
+        f"{modules['app.queue'].relative_to(APP.parent)}:{line}: imports {name}"
+        for line, name in _edges(modules["app.queue"])
+        if _in(name, ("app.services", "app.jobs", "app.runtime", "app.api", "app.cli"))
     ]
-    assert upward == [], "the jobs' face reaches up:\n" + "\n".join(upward)
+    assert upward == [], "the queue reaches up:\n" + "\n".join(upward)
 
 
 def test_layers_below_the_services_import_neither_services_nor_jobs() -> None:
     """``app.runtime`` is not among them: opening a runtime resolves the secret and the admin
     key through the services; it stands beside the jobs, and no service imports it."""
     below = ("app.core", "app.db", "app.io", "app.methods", "app.schemas", "app.analysis")
-    below += ("app.errors", "app.settings", "app.observability")
+    below += ("app.errors", "app.settings", "app.observability", "app.queue")
     upward = [
         f"{path.relative_to(APP.parent)}:{line}: imports {name}"
         for module, path in _app_modules().items()
@@ -217,7 +250,7 @@ def test_a_circle_is_seen() -> None:
 
 
 def test_app_has_no_module_level_import_circle() -> None:
-    """Issue 22 item 1: no circle anywhere in ``app`` among the imports a module runs or types
+    """No circle anywhere in ``app`` among the imports a module runs or types
     with, ``TYPE_CHECKING`` ones included (function-level imports are ruled on above)."""
     graph = {
         module: {name for _, name in _imported(path, top_level=True) if name in _MODULES} - {module}
@@ -269,3 +302,52 @@ def test_only_the_api_includes_the_web_view() -> None:
         and any(_in(name, ("app.web",)) for _, name in _edges(path))
     )
     assert importers == ["app.api.main"]
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of the longest prefix naming ``module``."""
+    best, rank = -1, -1
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            named = module == prefix or module.startswith(prefix + ".")
+            # ``app.cli_keys`` is of the command line too: ``app.cli`` names it by its prefix.
+            named = named or (prefix == "app.cli" and module.startswith("app.cli_"))
+            if named and len(prefix) > best:
+                best, rank = len(prefix), index
+    return rank
+
+
+def upward_imports(modules: dict[str, Path]) -> list[str]:
+    """Every import, at any depth, of a module in a layer above the importer's."""
+    return [
+        f"{path.relative_to(APP.parent)}:{line}: {module} (layer {layer_of(module)}) "
+        f"imports {name} (layer {layer_of(name)})"
+        for module, path in modules.items()
+        for line, name in _edges(path)
+        if layer_of(name) > layer_of(module)
+    ]
+
+
+def test_every_module_has_a_layer() -> None:
+    unplaced = [module for module in _app_modules() if layer_of(module) < 0]
+    assert unplaced == [], f"modules in no layer: {unplaced}"
+
+
+def test_every_layer_imports_only_downwards() -> None:
+    upward = upward_imports(_app_modules())
+    assert upward == [], "an import runs back up:\n" + "\n".join(upward)
+
+
+def test_an_upward_import_is_seen(tmp_path: Path) -> None:
+    """The check fails on an import that runs back up: a service importing the job worker."""
+    assert layer_of("app.cli_keys") == layer_of("app.cli") > layer_of("app.api")
+    assert layer_of("app.core.risk.state") == 0 and layer_of("app.queue") < layer_of("app.services")
+    service = tmp_path / "app" / "services" / "bad.py"
+    service.parent.mkdir(parents=True)
+    service.write_text("def f():\n    from app.jobs.worker import run_worker\n")
+    found = [
+        name
+        for _, name in _imports_in(ast.parse(service.read_text()), "app.services", False)
+        if layer_of(name) > layer_of("app.services.bad")
+    ]
+    assert found == ["app.jobs.worker", "app.jobs.worker.run_worker"]

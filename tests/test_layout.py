@@ -1,4 +1,4 @@
-"""The tests are laid out like the packages they test (issue 22 item 4).
+"""The tests are laid out like the packages they test.
 
 A test module in ``tests/core/<sub>/`` tests the package ``app/core/<sub>/`` (likewise
 ``tests/methods/<name>/`` and ``app/methods/<name>/``); a module directly in ``tests/core/``
@@ -18,7 +18,7 @@ import app
 TESTS = Path(__file__).resolve().parent
 APP = Path(app.__file__).resolve().parent
 #: The folders of tests that mirror a package of app/, folder for folder.
-MIRRORED = ("core", "methods")
+MIRRORED = ("core", "methods", "db", "api", "jobs", "services", "io", "analysis", "web")
 
 
 def misplaced(tests: Path, app_dir: Path, top: str) -> list[str]:

@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 #: Release-level names under which a complete count of counterfeit rows may be published
-#: (every release publishes ``counterfeit_rows`` since issue 19; before it, the per-cluster
+#: (every release publishes ``counterfeit_rows`` since 0.2.0; before it, the per-cluster
 #: ``counterfeits`` counted only BP and FP1's rows).
 RELEASE_COUNTERFEIT_FIELDS = ("counterfeit_rows", "counterfeits_total", "counterfeits")
 
@@ -125,7 +125,7 @@ class Release:
     clusters: tuple[Cluster, ...]
     #: A complete release-level count of counterfeit rows, when the release publishes one.
     counterfeit_rows_total: int | None = None
-    #: The release escalated to suppression beyond its budget (issue 20): no upper bound on
+    #: The release escalated to suppression beyond its budget: no upper bound on
     #: the copies it suppressed.
     suppression_beyond_budget: bool = False
     #: Private copies the earlier releases of the series published (set by

@@ -35,6 +35,7 @@ from app.observability import (
 from app.runtime import start_runtime
 from app.services.access_trail import TRAIL
 from app.settings import Settings, get_settings
+from app.version import serialpub_version
 from app.web import router as web_router
 
 __all__ = ["create_app"]
@@ -93,7 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # networks are often offline, and /docs was a blank page there.
     app = FastAPIOffline(
         title="Serialpub",
-        version="0.1.0",
+        version=serialpub_version(),
         description="Privacy-preserving serial publication of transactional data.",
         lifespan=_lifespan(settings),
     )

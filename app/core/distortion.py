@@ -1,4 +1,4 @@
-"""What a release does to the counts analysts read, counted in copies (issue 19).
+"""What a release does to the counts analysts read, counted in copies.
 
 The counterfeit *rate* counts rows; an analyst meets the mechanism in copies of a private term:
 how many rows of the release hold s, cluster segments plus global bag (``N(s)`` of the whole
@@ -17,7 +17,7 @@ from app.core.model import PublishedRelease, Transaction
 __all__ = ["OFF_COPIES", "OFF_SHARE", "copy_distortion", "true_copies"]
 
 #: A term is *off* when its published count is more than this many copies away from the
-#: true count, and by more than :data:`OFF_SHARE` of it (issue 19: max(3 copies, 20%)).
+#: true count, and by more than :data:`OFF_SHARE` of it (max(3 copies, 20%)).
 OFF_COPIES = 3
 OFF_SHARE = 0.2
 

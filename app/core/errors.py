@@ -1,7 +1,7 @@
 """Errors raised by the pure core, and every code the service answers.
 
 The core's errors carry no HTTP knowledge; ``app.api`` maps them. :class:`ErrorCode` is the
-one enumeration of the ``code`` of an error body (docs/api.md, "Errors"), and
+one enumeration of the ``code`` of an error body (docs/api-audit.md, "Errors"), and
 :class:`WarningCode` the one of a warning's ``code``: every layer names a code through them,
 never as a string literal. They live here so the core can use them without importing upward.
 Being ``StrEnum`` members, they render in JSON as the plain strings they were before.

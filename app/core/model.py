@@ -129,13 +129,13 @@ class PublishedRelease:
     label: str | None = None
     #: Published in place of ``clusters`` (then empty) by a method with its own layout.
     layout: PublicLayout | None = None
-    #: Every counterfeit row of the release, BP's, FP1's, FP2's and the repair's (issue 19:
+    #: Every counterfeit row of the release, BP's, FP1's, FP2's and the repair's (so that
     #: every counterfeit counted in a public figure), as one release-level total. Each cluster
     #: publishes only BP + FP1's (design.md §3): per cluster, FP2's s̄-counterfeits would tell the
-    #: adversary how many rows to discount (issue 20). ``None`` for a release stored before
+    #: adversary how many rows to discount. ``None`` for a release stored before
     #: the total was kept (its readers fall back on the clusters' counts).
     counterfeit_rows: int | None = None
-    #: Whether the release escalated to suppression beyond ``max_suppression`` (issue 20):
+    #: Whether the release escalated to suppression beyond ``max_suppression``:
     #: public, so that an analyst's interval on a count knows its upper bound is gone.
     suppression_beyond_budget: bool = False
 

@@ -81,20 +81,19 @@ class PublishParams:
     (``where_needed``) or Lemma 4 on every overlap (``every_overlap``, the paper);
     ``global_lift`` the copies BP where needed adds for the global composition: the least that
     keeps every row within ``r_th`` (``least``, the default) or Lemma 4's on whole releases
-    (``lemma4``, a count never falls; docs/methods.md, issue 19);
+    (``lemma4``, a count never falls; docs/methods.md);
     ``counterfeits`` how counterfeit rows are drawn: ``blend`` (the default) repeats a true row
     of the cluster that lies outside every overlap where there is one, else draws a fresh
     row, so that counterfeits are as rare across the series as true rows are; ``fresh``
-    always draws a set no release holds (Definition 14 taken literally; docs/methods.md,
-    issue 20);
+    always draws a set no release holds (Definition 14 taken literally; docs/methods.md);
     ``forward_perturbation`` runs FP1 (off by default, docs/methods.md);
     ``counterfeit_counts`` where the counterfeit rows are counted in public: ``cluster`` (the
     default) has each cluster publish BP + FP1's rows beside the release's total of every
-    counterfeit row (issue 19); ``release`` publishes the total only (every cluster 0), which
+    counterfeit row; ``release`` publishes the total only (every cluster 0), which
     an adversary who weighs hypotheses of which rows are counterfeits cannot aim by cluster;
     ``paper`` publishes the clusters' counts only, FP2's and the repair's rows in no public
     figure (the paper's section 3.2: on a long series the total tells that adversary how much
-    dilution to undo; docs/attacks.md, issue 20); ``align`` gives the
+    dilution to undo; docs/attacks.md); ``align`` gives the
     copies that a new cluster's published cover would expose, and those of clusters of one
     repeated set, to the global bag before BP (docs/methods.md); ``max_suppression``
     the share of a release's private copies that may be suppressed as the last resort, and
@@ -104,14 +103,14 @@ class PublishParams:
     copies (``release``, design.md §5.5's reading) or, the default, the larger of that and the
     share of the series so far, this release included, less what the earlier releases suppressed
     (``series``: a release that meets many new and rising terms may use what quieter releases
-    left; docs/methods.md, "Suppression budget");
+    left; docs/lab/sanony.md, "Suppression budget");
     ``max_dilution`` the most rows without a term, as a share of the new release's true rows,
     that the repair adds in all for terms pinned between whole releases (fewer copies put a
     published release's rows over ``r_th``, these copies the new release's own; design.md §5.5);
     ``on_infeasible`` what happens when the repair and the suppression budget leave rows over
     ``r_th``: ``escalate`` (the default) builds the release again with coarser clusters, then
     suppresses beyond the budget, and reports each step (``escalation``); ``refuse`` refuses
-    the publication (docs/methods.md, "When a release cannot be made safe", issue 20);
+    the publication (docs/lab/sanony.md, "When a release cannot be made safe");
     ``cluster_size`` minimum cluster size for the built-in clustering; ``seed`` a
     publisher-given seed for every random choice, for tests and benchmarks only (``None``, the
     default: a secret drawn per release, ``secret``, set by the caller and kept in the private

@@ -50,7 +50,7 @@ def publish(
         if warning is not None:
             warnings.append(warning)
     if publication.release.layout is None:
-        # In copies, what analysts meet (issue 19); the counterfeit rate counts rows only.
+        # In copies, what analysts meet; the counterfeit rate counts rows only.
         publication.report["private_copies"] = copy_distortion(
             true_copies(corpus, private_terms), publication.release
         )
@@ -97,7 +97,7 @@ def rate_warnings(
 
 def escalation_warning(escalation: object) -> dict[str, str] | None:
     """The warning of a release that was published only by escalating (``on_infeasible =
-    "escalate"``, issue 20): coarser clusters or suppression beyond the budget cost utility
+    "escalate"``): coarser clusters or suppression beyond the budget cost utility
     the publisher should know of; ``None`` when the release did not escalate.
 
     >>> escalation_warning(None) is None

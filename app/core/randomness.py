@@ -3,7 +3,7 @@
 A mechanism's random choices (refining order, counterfeit rows and terms, the placement of
 counterfeits among a cluster's rows, Kanony's bag, Inv's values, Wong's groups) are part of its
 secret: before the shuffle the counterfeits are a cluster's last rows, so anyone who can replay
-the shuffle finds every one of them (issue 18: 98 of 98 replayed from a release that printed
+the shuffle finds every one of them (98 of 98 replayed from a release that printed
 its seed). So every such choice comes from a :class:`KeyedRandom`, a stream of SHAKE-256 output
 under a *release key* (:func:`release_key`), and the key is
 

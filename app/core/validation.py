@@ -1,4 +1,4 @@
-"""Checks on a raw corpus before anything is computed (docs/api.md, "Errors")."""
+"""Checks on a raw corpus before anything is computed (docs/api-audit.md, "Errors")."""
 
 from __future__ import annotations
 

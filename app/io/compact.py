@@ -40,7 +40,7 @@ _BLOCK = 1 << 16
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Caps that bound a parse whatever the body (README "Settings")."""
+    """Caps that bound a parse whatever the body (docs/settings.md)."""
 
     max_transactions: int = 1_000_000
     max_terms_per_transaction: int = 1_000

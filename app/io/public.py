@@ -57,12 +57,12 @@ def release_header(
         "population_rates": release.population_rates,
         "global_bag": release.global_bag,
         "global_counterfeits": release.global_counterfeits,
-        # Every counterfeit row of the release, FP2's and the repair's included (issue 19);
-        # the clusters' ``counterfeits`` count BP + FP1's only (design.md §3, issue 20). A release
+        # Every counterfeit row of the release, FP2's and the repair's included;
+        # the clusters' ``counterfeits`` count BP + FP1's only (design.md §3). A release
         # stored before the total was kept prints the sum of its clusters' counts; one published
         # under ``counterfeit_counts: paper`` prints null (no public figure counts FP2's rows).
         "counterfeit_rows": header_counterfeit_rows(release, params),
-        # Copies were suppressed beyond max_suppression (an escalated release, issue 20): a
+        # Copies were suppressed beyond max_suppression (an escalated release): a
         # count's upper bound from the budget does not hold for this release.
         "suppression_beyond_budget": release.suppression_beyond_budget,
     }

@@ -1,4 +1,4 @@
-"""The publication job's semantic audit (design.md §11, issue 11): the attack each publication
+"""The publication job's semantic audit (design.md §11): the attack each publication
 job runs while the raw snapshot still exists, and the report it keeps for auditors (the
 series' settings and background, and reading the report: :mod:`app.services.semantic_audit`).
 

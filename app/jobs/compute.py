@@ -153,7 +153,7 @@ def _publish_in_child(
     # The release's risk summary, as the risk endpoint computes it from the public releases:
     # here, where the history is in memory already, rather than in the API after the commit
     # (which loaded every release of the series from PostgreSQL into one request: 9.2 GiB
-    # for the API at the fourth release of 10,000,000 lines, issue 21 item 2). A phase of
+    # for the API at the fourth release of 10,000,000 lines). A phase of
     # its own in the job.
     risk = None
     if handoff.risk_r_th is not None:

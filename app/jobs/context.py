@@ -1,9 +1,9 @@
-"""What a publication job carries (issue 22 item 1): its series, its method's registry entry,
+"""What a publication job carries: its series, its method's registry entry,
 the effective parameters and the series' history, built once when the job holds the series'
 lock and handed to each step, so that no step looks the method up again.
 
 The release's numbering and guarantee depend on the history being the one read under the
-lock (README, "How it works": the job takes a per-series advisory lock, loads the history,
+lock (docs/architecture.md: the job takes a per-series advisory lock, loads the history,
 publishes, stores): the context is built after that lock, in the publication's transaction.
 """
 

@@ -1,4 +1,4 @@
-"""What a dry run answers (``POST …/releases?dry_run=true``; docs/api.md "POST
+"""What a dry run answers (``POST …/releases?dry_run=true``; docs/api-releases.md "POST
 /v1/series/{name}/releases").
 
 A dry run is a job like a publication: the worker computes the release and its risk in the

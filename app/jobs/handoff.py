@@ -18,7 +18,7 @@ on the worker's event loop). Now it receives bytes:
 Pickled past releases were measured against term-id arrays rebuilt in the child: as fast
 to unpack (4.9 s against 4.7 s of CPU for four 1M-row releases, collector on), and they
 carry the ledgers and any method's layout without a second format; see
-``benchmarks/handoff.py``.
+``benchmarks/experiments/handoff.py``.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def collector_paused() -> Iterator[None]:
 
     Every collection pass traverses the container objects built so far: unpickling a
     1M-row release took 3.5 times the CPU with it on, building 1M transactions 1.7 times
-    (``benchmarks/handoff.py``). Reference counting still frees everything at once. The
+    (``benchmarks/experiments/handoff.py``). Reference counting still frees everything at once. The
     collector is process-wide: when threads overlap here, the first to pause it resumes it.
     """
     enabled = gc.isenabled()
@@ -145,7 +145,7 @@ def unpack_history(
     is unpacked, keeping its totals (``suppressed``, ``global_bag_counterfeits``): what the
     core reads of a past ledger (Sanony's series suppression budget, Kanony's bag). A
     10,000,000-line release has about a million cluster ledgers, about 0.35 GiB in a compute
-    child that never reads them (issue 21 item 2); ``tests/jobs/test_handoff.py`` publishes
+    child that never reads them; ``tests/jobs/test_handoff.py`` publishes
     with and without them for every method and compares."""
     with collector_paused():
         pairs = []

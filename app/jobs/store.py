@@ -121,7 +121,7 @@ async def _store(
     )
     if release.layout is not None:
         await storage.store_layout(session, model.id, release.layout)
-    # The child's own bytes, for the series' next job (README, "How it works"; issue 21).
+    # The child's own bytes, for the series' next job (docs/architecture.md).
     await store_pack(session, model.id, computed.packed)
     # Rendered in the publication's transaction: no release is ever without its bytes.
     await store_release_documents(session, series.name, model, release)

@@ -2,7 +2,7 @@
 of the worker that runs it (its job context's ``additional_context``, set by
 :func:`app.jobs.worker.run_worker`) and runs the publication job's steps
 (:func:`app.jobs.publication.run_job`). The queue itself, and deferring a publication, are
-:mod:`app.jobs.queue`'s, which imports this module when it opens (``import_paths``): the
+:mod:`app.queue`'s, which imports this module when it opens (``import_paths``): the
 services that submit jobs never import it."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import procrastinate.jobs
 import procrastinate.retry
 
 from app.jobs.publication import JobOutcomeUnrecorded, NotYetItsTurn, run_job
-from app.jobs.queue import PUBLISH_TASK, QUEUE_NAME, queue
+from app.queue import PUBLISH_TASK, QUEUE_NAME, queue
 from app.runtime import Runtime
 
 __all__ = ["RUNTIME_KEY", "RequeueWhenStopped", "publish_release"]

@@ -14,7 +14,7 @@ stopped PostgreSQL) is deferred again, or failed with its cause, within
 ``SERIALPUB_STALLED_AFTER``; no job stays ``running`` for a run that no longer exists.
 
 The worker outlives database outages: procrastinate's statements wait them out
-(:class:`app.jobs.queue.OutageTolerantJobManager`), and should its worker stop anyway, it is
+(:class:`app.queue.OutageTolerantJobManager`), and should its worker stop anyway, it is
 started again (:func:`run_worker`).
 """
 
@@ -42,9 +42,9 @@ from app.db.repositories.jobs import JobRepository
 from app.jobs.compute import preload
 from app.jobs.processes import current_process, is_dead_here
 from app.jobs.publication import RUNNING, note_interruption
-from app.jobs.queue import QUEUE_NAME, REQUEUED_PRIORITY, defer_publication, open_queue
 from app.jobs.task import RUNTIME_KEY, publish_release
 from app.observability import DATABASE_SIZE, logger
+from app.queue import QUEUE_NAME, REQUEUED_PRIORITY, defer_publication, open_queue
 from app.runtime import Runtime
 from app.services.publishing import CANCELLED
 

@@ -261,7 +261,7 @@ class AttackReportOut(BaseModel):
     )
     frequency: dict[str, Any] | None = Field(
         None,
-        description="The frequency detector (issue 20, docs/attacks.md): ``detection`` the "
+        description="The frequency detector (docs/attacks.md): ``detection`` the "
         "AUC of telling counterfeits from true rows by how rare a row's set is across the "
         "series and within the release, term co-occurrence (NPMI), length, and a "
         "cross-validated logistic model on them without and with the published counts, "

@@ -1,4 +1,4 @@
-"""Private terms that earlier releases of a series printed in clear (review item 4).
+"""Private terms that earlier releases of a series printed in clear.
 
 Private terms may grow with a release (docs/api.md, ``private_terms`` of a POST). The releases
 before it published the term in their rows, as any other non-private term: those rows are

@@ -24,7 +24,7 @@ from app.db.models import Job, Series
 from app.db.raw import driver_connection
 from app.db.repositories.jobs import JobRepository
 from app.errors import Conflict, NotFound
-from app.jobs import submit
+from app.queue import submit
 from app.schemas.jobs import DryRunOutcome, Interruption, JobOut, ReleaseSummary
 from app.schemas.releases import PublishResult
 from app.schemas.risk import RiskSummary
@@ -47,7 +47,7 @@ __all__ = [
 
 FINISHED = ("succeeded", "failed")
 
-#: The error of a job cancelled by ``DELETE /v1/jobs/{id}`` (docs/api.md "DELETE
+#: The error of a job cancelled by ``DELETE /v1/jobs/{id}`` (docs/api-releases.md "DELETE
 #: /v1/jobs/{job_id}"): here, or in the worker running it (:mod:`app.jobs.publication`).
 CANCELLED: dict[str, Any] = {
     "code": ErrorCode.JOB_CANCELLED,

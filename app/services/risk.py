@@ -124,12 +124,12 @@ def risk_summary(
 
 def in_clear_as_of_now(series: Series, release: PublishedRelease) -> dict[str, int]:
     """Rows of ``release`` that print in clear a term the series holds private now (made
-    private by a later release), per term (review item 4; :mod:`app.services.in_clear`)."""
+    private by a later release), per term (:mod:`app.services.in_clear`)."""
     return rows_in_clear(release, frozenset(series.private_terms), series.private_match)  # type: ignore[arg-type]
 
 
 def public_counterfeits(release: PublishedRelease) -> int:
-    """Counterfeit rows and bag counterfeits the release publishes (its total, issue 19)."""
+    """Counterfeit rows and bag counterfeits the release publishes (its total)."""
     return public_counterfeit_rows(release) + release.global_counterfeits
 
 

@@ -1,4 +1,4 @@
-"""The semantic audit of a series (design.md §11, issue 11): its settings, its background
+"""The semantic audit of a series (design.md §11): its settings, its background
 corpus and the report kept for auditors. The attack itself runs in the publication job, as its
 own step after the release is committed (:mod:`app.jobs.audit`).
 """

@@ -1,4 +1,5 @@
-"""Withdrawing a release (docs/api.md "POST /v1/series/{name}/releases/{release_no}/withdraw").
+"""Withdrawing a release (docs/api-releases.md,
+"POST /v1/series/{name}/releases/{release_no}/withdraw").
 
 A mistaken upload was permanent. An admin now withdraws it: analysts and publishers get 410
 (``release_withdrawn``) for it from then on, the release list marks it with its time and

@@ -34,7 +34,7 @@ ROWS_PER_PAGE = 100
 COVER_SHOWN = 200
 #: Seconds a series page waits for the verdict before showing it as still running.
 VERDICT_WAIT_S = 3.0
-#: The publication job's phases in order (docs/api.md "GET /v1/jobs/{job_id}").
+#: The publication job's phases in order (docs/api-releases.md "GET /v1/jobs/{job_id}").
 PHASES = ("prepare", "anony", "bp", "fp1", "fp2", "verify", "risk", "store", "attack")
 
 Page = Annotated[int, Query(ge=1, le=2**31 - 1)]

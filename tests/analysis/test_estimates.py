@@ -33,7 +33,7 @@ def test_the_suppression_bound() -> None:
     release = parse_release(release_doc())
     assert suppression_bound(release) == 3  # the floor: 1% of 6 copies is none
     escalated = parse_release({**release_doc(), "suppression_beyond_budget": True})
-    assert suppression_bound(escalated) == math.inf  # issue 20: beyond the budget
+    assert suppression_bound(escalated) == math.inf  # escalated: beyond the budget
     many = parse_release(release_doc(params={"max_suppression": 0.5, "suppression_floor": 0}))
     assert suppression_bound(many) == 6  # supp <= 0.5 (6 + supp)
     # series scope needs the earlier releases' copies; release scope does not

@@ -1,4 +1,5 @@
-"""docs/api.md and the OpenAPI document describe the same contract.
+"""docs/api.md (with docs/api-releases.md and docs/api-audit.md, its other two pages) and the
+OpenAPI document describe the same contract.
 
 Every operation (method and path) the app's OpenAPI document lists has its own heading in
 docs/api.md and every heading names an operation the app answers; every path the text cites
@@ -16,7 +17,9 @@ import pytest
 from app.core.errors import ErrorCode, WarningCode
 from tests.support.openapi import openapi_document, operations
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+#: The contract's pages: conventions, keys and series; releases and jobs; risk, audit, errors.
+PAGES = ("api.md", "api-releases.md", "api-audit.md")
 _METHOD = r"(?:GET|HEAD|POST|PUT|PATCH|DELETE)"
 _HEADING = re.compile(rf"^#{{2,4}}\s+({_METHOD})\s+(/\S*)\s*$", re.MULTILINE)
 #: A path the text cites: in backticks, or after a method.
@@ -27,7 +30,7 @@ _OUTSIDE_PATHS = {"/openapi.json", "/docs", "/redoc", "/v1/"}
 
 @pytest.fixture(scope="module")
 def doc() -> str:
-    return DOC.read_text(encoding="utf-8")
+    return "\n".join((DOCS / page).read_text(encoding="utf-8") for page in PAGES)
 
 
 def _documented(doc: str) -> set[tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""The semantic audit over HTTP (design.md §11, issue 11 item 4): the series parameter, the
+"""The semantic audit over HTTP (design.md §11): the series parameter, the
 report the publication job keeps, who reads it, the background upload, all or nothing."""
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ async def test_each_job_keeps_an_attack_report_for_auditors(client: httpx.AsyncC
         assert best["share"] > report["private_copies"]["random"]["random_expected"]
         assert report["seconds"] > 0
         # The frequency detector over the series so far: blind and detector discounts of
-        # this release (issue 20); ``perfect`` only while the job holds every ledger (its
+        # this release; ``perfect`` only while the job holds every ledger (its
         # own: release 1).
         frequency = report["frequency"]
         assert frequency["score"] == "rarity" and frequency["r_th"] > 0
@@ -215,7 +215,7 @@ async def test_a_failed_audit_leaves_the_release_published(
     client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The audit runs after the release is committed: its failure costs the report, never
-    the release (issue 22 item 2)."""
+    the release."""
 
     def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
         raise RuntimeError("the audit broke")

@@ -1,4 +1,4 @@
-"""The semantic audit of a disassociation series over HTTP (design.md §11, issue 11): each job
+"""The semantic audit of a disassociation series over HTTP (design.md §11): each job
 reassociates the chunks it published and keeps accuracy and breakage for auditors."""
 
 from __future__ import annotations

@@ -149,8 +149,8 @@ async def test_crash_while_storing_rolls_everything_back(
 async def test_stalled_job_is_retried(client: httpx.AsyncClient, database_url: str) -> None:
     """A job left 'doing' by a dead worker runs again once recovery notices it."""
     from app.db.raw import driver_connection
-    from app.jobs.queue import queue
     from app.jobs.worker import recover_stalled
+    from app.queue import queue
     from app.services.auth import authenticate
     from app.services.ingest import read_corpus
     from app.services.publishing import create_job

@@ -1,4 +1,4 @@
-"""The contract (issue 10, item 7): roles before bodies, documented errors and examples,
+"""The contract: roles before bodies, documented errors and examples,
 offline docs, key listing and series-scoped keys."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Through the API: a release published only by escalating says so (issue 20, item 2)."""
+"""Through the API: a release published only by escalating says so."""
 
 from __future__ import annotations
 

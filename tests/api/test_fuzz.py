@@ -1,4 +1,4 @@
-"""Schemathesis over every operation (issue 10, item 7), in its own process
+"""Schemathesis over every operation, in its own process
 (:mod:`tests.support.fuzz`): a few examples per operation in the default run;
 ``SERIALPUB_FUZZ_EXAMPLES=40`` for the full run (about five minutes on two cores)."""
 

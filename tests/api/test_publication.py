@@ -117,7 +117,7 @@ async def test_job_lifecycle_and_auditor_details(client: httpx.AsyncClient) -> N
     assert done["progress"] == 1.0 and done["finished_at"] is not None
     detailed = (await client.get(f"/v1/jobs/{job['id']}", headers=auditor)).json()
     assert detailed["report"] is not None and "store" in detailed["phase_seconds"]
-    # In copies, what analysts read (issue 19): true against published private copies.
+    # In copies, what analysts read: true against published private copies.
     copies = detailed["report"]["private_copies"]
     assert {"true", "published", "distortion", "net", "terms_off", "worst"} <= set(copies)
     assert copies["true"] > 0 and copies["distortion"] >= 0
@@ -257,7 +257,7 @@ def _held(release: dict, term: str) -> int:
 async def test_a_term_made_private_later_is_warned_of_and_never_printed_again(
     client: httpx.AsyncClient,
 ) -> None:
-    """Review item 4: release 1 prints ``mansl`` (and ``Mansl``) in clear; release 2 makes
+    """Release 1 prints ``mansl`` (and ``Mansl``) in clear; release 2 makes
     it private. The dry run and the publication warn that release 1 printed it, the job's
     report too; release 2 prints it in no row, in no spelling (the series matches spellings,
     casefold); the series' risk says which release printed it, in how many rows."""

@@ -1,5 +1,5 @@
 """Through the API: no public document prints the mechanism's randomness, the ledger keeps it,
-and a publisher-given seed is warned about on every response (issue 18)."""
+and a publisher-given seed is warned about on every response."""
 
 from __future__ import annotations
 

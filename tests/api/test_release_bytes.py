@@ -341,7 +341,7 @@ async def test_risk_summary_is_stored_per_number_of_releases(
             )
         ]
     # Each publication files its release's summary for the default r_th, for both audiences
-    # (issue 21: the API no longer assesses the series for it); the rest were asked for.
+    # (the API no longer assesses the series for it); the rest were asked for.
     assert keys == [
         (1, "risk/1/2.0/private"),
         (1, "risk/1/2.0/public"),
@@ -358,7 +358,7 @@ async def test_the_wait_answer_reads_the_risk_its_job_filed(
     client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The API used to load every release of the series and assess the new one for the
-    # wait=true answer (9.2 GiB at 10,000,000 lines, issue 21): now the job files it.
+    # wait=true answer (9.2 GiB at 10,000,000 lines): now the job files it.
     from app.services import risk
 
     calls: list[int] = []

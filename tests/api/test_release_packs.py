@@ -1,4 +1,4 @@
-"""Release packs (issue 21 item 2): each release kept as its job's compute child packed it, and
+"""Release packs: each release kept as its job's compute child packed it, and
 handed to the series' next job as it is, instead of its rows read back into objects.
 
 The claim that makes this sound: the pack unpacks to exactly the release and ledger that the

@@ -1,4 +1,4 @@
-"""Over HTTP: the service's risk equals the oracle's on every row (issue 8, design.md §4).
+"""Over HTTP: the service's risk equals the oracle's on every row (design.md §4).
 
 A hard series (a popular set in every release, private-only rows, a new and a returning term;
 ``tests/core/perturbation/test_soundness_properties``) is published through the API; the
@@ -175,7 +175,7 @@ async def test_ledger_flags_the_counterfeits_for_auditors_only(
             assert book["cluster_id"] == cluster["cluster_id"]
             assert len(book["counterfeit"]) == len(cluster["rows"])
             assert sum(book["counterfeit"]) == book["bp"] + book["fp1"] + book["fp2"]
-            # Per cluster BP + FP1's (design.md §3); every counterfeit row in the total (issue 20).
+            # Per cluster BP + FP1's (design.md §3); every counterfeit row in the total.
             assert cluster["counterfeits"] == book["bp"] + book["fp1"]
             total += sum(book["counterfeit"])
         books = ledger.json()["clusters"]

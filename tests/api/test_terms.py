@@ -1,4 +1,4 @@
-"""Term spelling over HTTP (issue 10, items 1 and 3): no spelling of a private term is
+"""Term spelling over HTTP: no spelling of a private term is
 published in clear; NUL, lone surrogates and invisible characters are refused at validation,
 naming the line or item, the same in a dry run and a real post."""
 

@@ -1,4 +1,4 @@
-"""Large and encoded uploads over HTTP (issue 10, items 2 and 7): memory bounded per row
+"""Large and encoded uploads over HTTP: memory bounded per row
 whatever the body, caps on rows, terms per transaction and distinct terms, gzip bodies,
 charsets."""
 

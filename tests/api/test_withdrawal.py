@@ -1,5 +1,6 @@
-"""Undoing a mistaken upload (docs/api.md "POST /v1/series/{name}/releases/{release_no}/withdraw",
-"DELETE /v1/series/{name}"): a withdrawn release is gone for analysts and publishers, kept for
+"""Undoing a mistaken upload (docs/api-releases.md,
+"POST /v1/series/{name}/releases/{release_no}/withdraw"; docs/api.md, "DELETE
+/v1/series/{name}"): a withdrawn release is gone for analysts and publishers, kept for
 auditors and in the history; a series that published nothing can be deleted."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``benchmarks.analyst_eval`` (issue 19, item 5) on a tiny BMS-WebView-1 series (2 releases
+"""``benchmarks.analyst_eval`` on a tiny BMS-WebView-1 series (2 releases
 of 300 rows): every figure is there and sane, the doc section and the figure are written."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def test_a_tiny_series_is_read_through_the_reader(tmp_path: Path) -> None:
     assert results["disassociation"]["1"]["refused"]  # the reader reads rows only
 
     text = doc.read_text(encoding="utf-8")
-    assert text.index("intro") < text.index("## What analysts read (issue 19)")
+    assert text.index("intro") < text.index("## What analysts read")
     assert text.index("## What analysts read") < text.index("## Appendix A") < text.index("kept")
     assert "| BMS-1 | sanony |" in text
     assert (tmp_path / "f.png").stat().st_size > 1000

@@ -1,4 +1,4 @@
-"""``core_publish.py --repeat``: a size's figure is the median over its runs (issue 21 item 4)."""
+"""``core_publish.py --repeat``: a size's figure is the median over its runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``e2e_publish.py --repeat``: each release's figures as medians over runs (issue 21 item 4)."""
+"""``e2e_publish.py --repeat``: each release's figures as medians over runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Repeated benchmark runs joined: every figure the median over the runs (issue 21 item 4)."""
+"""Repeated benchmark runs joined: every figure the median over the runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``scale_out.py --repeat``: makespans joined per worker count (issue 21 item 4)."""
+"""``scale_out.py --repeat``: makespans joined per worker count."""
 
 from __future__ import annotations
 

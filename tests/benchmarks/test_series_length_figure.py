@@ -1,4 +1,4 @@
-"""The series-length figure's reading of ``core_publish.py --series`` records (issue 21 item 4)."""
+"""The series-length figure's reading of ``core_publish.py --series`` records."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The lower bound on suppression (``benchmarks.suppression_bound``): its likelihoods are the
-paper's (Example 9), and on a release that the global composition alone puts over r_th it
-asks exactly what the publisher suppresses, judged by the project's oracle."""
+"""The lower bound on suppression (``benchmarks.experiments.suppression_bound``): its
+likelihoods are the paper's (Example 9), and on a release that the global composition alone
+puts over r_th it asks exactly what the publisher suppresses, judged by the project's oracle."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 from app.core.history import SeriesHistory
 from app.core.params import parse_params
 from app.core.pipeline import publish
-from benchmarks.suppression_bound import Bound, _ratio
+from benchmarks.experiments.suppression_bound import Bound, _ratio
 from tests.core.series_strategies import rising_term_series
 
 

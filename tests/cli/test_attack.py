@@ -64,7 +64,7 @@ def test_attack_prints_a_report_per_release(published: Path) -> None:
     for report in reports:
         assert report["status"] == "done" and report["tracing"] == "content"
         assert sorted(report["private_copies"]) == ["aba-ngd", "mra-ngd", "random"]
-        # Every ledger up to the release is at hand: the perfect detector too (issue 20).
+        # Every ledger up to the release is at hand: the perfect detector too.
         risk = report["frequency"]["risk"]
         assert set(risk) == {"blind", "detector", "control", "perfect"}
         assert risk["perfect"]["release_no"] == report["release_no"]

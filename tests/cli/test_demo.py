@@ -1,4 +1,4 @@
-"""``serialpub demo`` as people run it (issue 18, item 2): it stored an admin key guessable
+"""``serialpub demo`` as people run it: it stored an admin key guessable
 from the clock (``demo-admin-token-<unix seconds>``, the series being ``demo-<same seconds>``)
 in the service's database and left it there with its series and unscoped keys. Now the service's
 database is exactly as before, whatever happens: tested on every table's content, with the

@@ -1,6 +1,6 @@
 """A term made private by a later release is printed in no row of it or of any later one.
 
-Review item 4: private terms may grow with a release (design.md §1, docs/api.md ``private_terms``).
+Private terms may grow with a release (design.md §1, docs/api.md ``private_terms``).
 Earlier releases published the term in clear, and Sanony's counterfeit rows (BP, FP2, the
 repair, Kanony's through Sanony) drew their terms from those rows: 13 rows over 15 small series
 printed the newly private term, often as a counterfeit ``['X']``. Here random small series hold

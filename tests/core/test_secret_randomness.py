@@ -1,4 +1,4 @@
-"""The mechanism's randomness is its secret (issue 18): an attacker who replays every value a
+"""The mechanism's randomness is its secret: an attacker who replays every value a
 public release prints finds counterfeit rows no better than chance.
 
 Before the fix the rows of a cluster were shuffled with ``random.Random(f"shuffle:{seed}:
@@ -31,7 +31,7 @@ from tests.core.paper_mode import parse_params
 PRIVATE = frozenset(f"P{i}" for i in range(6))
 
 #: The paper's BP on every overlap: far more counterfeits than the default's least lift
-#: (issue 19), so that the attack below has power; the shuffle is the same in both.
+#:, so that the attack below has power; the shuffle is the same in both.
 BP_EVERYWHERE = {"backward": "every_overlap"}
 
 

@@ -1,4 +1,4 @@
-"""The default upload caps fit the shipped container limits (issue 18): a 206 MiB upload within
+"""The default upload caps fit the shipped container limits: a 206 MiB upload within
 the earlier caps (1.9M lines, 18.1M terms) peaked at 4.0 GiB in the compute child and 2.7 GiB
 in the API, against limits of 2 GiB and 1 GiB. A consistency check, not a timed test: the
 documented memory per term times the default term cap, plus each process's floor, with a 15%

@@ -33,7 +33,7 @@ def test_registry_lists_the_seven_methods_in_order() -> None:
 def test_declaration_parses_echoes_and_resolves(name: str) -> None:
     method = get_method(name)
     params = method.parse(None)
-    # Every parameter but the seed, which whoever reads it could replay (issue 18): the echo
+    # Every parameter but the seed, which whoever reads it could replay: the echo
     # says only where the randomness comes from.
     declared = [p for p in method.parameters if p != "seed"]
     randomness = ["randomness"] if "seed" in method.parameters else []

@@ -1,4 +1,4 @@
-"""Signing in to the web view (issue: the series at a glance, item 5): the key is posted
+"""Signing in to the web view: the key is posted
 once and never comes back in a URL, a cookie or a page; the session cookie is HttpOnly,
 SameSite=Strict, Secure over https; forms are CSRF-safe; every page carries the security
 headers and is not cached."""

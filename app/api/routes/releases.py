@@ -206,7 +206,7 @@ async def _published(
     async with runtime.db.session() as session:
         series = await get_series(session, name)
         # From the release's row and the risk summary its job filed: loading the release,
-        # or the series to assess it, cost the API 9.2 GiB at 10,000,000 lines (issue 21).
+        # or the series to assess it, cost the API 9.2 GiB at 10,000,000 lines.
         model = await releases.get_release_model(session, series, release_no)
         release_summary = releases.summary_of_model(model)
         if release_summary is None:

@@ -204,12 +204,12 @@ def _split_lineage(
     most rows in the clusters (of that release or older) that held it, else the largest; a part
     short of ``size`` rows joins the part it shares most of those clusters with.
 
-    Why (issue 21 item 1): on the 20 x 20,000 BMS-WebView-2 series, 122 of the 138 clusters
+    Why: on the 20 x 20,000 BMS-WebView-2 series, 122 of the 138 clusters
     that held counterfeits at release 16 were one lineage each, with 3,873 of its 4,065
     counterfeit rows; a lineage that an earlier release held in several clusters puts each of
     its rows outside the overlaps of the others, and the repair dilutes those rows.
     Split, the series publishes every release with about a quarter fewer counterfeit rows
-    from release 12 on (docs/performance.md, "To release 20").
+    from release 12 on (docs/lab/long-series.md, "To release 20").
     """
     nodes, release_of = lineages.nodes, lineages.release_of
     held: dict[int, set[int]] = {}

@@ -15,7 +15,7 @@ Modules, one concept each:
 - :mod:`~app.core.attacks.frequency`: counterfeits told from true rows by counting public
   rows (set rarity across the series, NPMI, length; a cross-validated logistic model), and
   :mod:`~app.core.attacks.frequency_risk`: the serial risk once an adversary discounts each
-  cluster's published counterfeits by such a detector (issue 20), on releases without the
+  cluster's published counterfeits by such a detector, on releases without the
   rows it takes out (:mod:`~app.core.attacks.discount`), and
   :mod:`~app.core.attacks.mixture_risk`: the posterior of a Bayesian adversary who weighs
   every hypothesis of which rows are the counterfeits by a detector's odds.

@@ -1,5 +1,5 @@
-"""A release without some of its rows, as an adversary who takes them for counterfeits reads it
-(issue 20): what :mod:`~app.core.attacks.frequency_risk` and
+"""A release without some of its rows, as an adversary who takes them for counterfeits reads it:
+what :mod:`~app.core.attacks.frequency_risk` and
 :mod:`~app.core.attacks.mixture_risk` run the paper's serial risk on."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Counterfeits that stand out by frequency (issue 20): features of public rows, and AUCs.
+"""Counterfeits that stand out by frequency: features of public rows, and AUCs.
 
 A counterfeit row (design.md §5, Definition 14) is a fresh sample of its cluster's terms, not
 identical to any row of its cluster. It therefore tends to carry a non-private set that no

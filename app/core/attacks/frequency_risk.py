@@ -1,4 +1,4 @@
-"""Serial risk under an adversary who discounts rows by a counterfeit detector (issue 20).
+"""Serial risk under an adversary who discounts rows by a counterfeit detector.
 
 The paper's adversary (design.md §4) treats every published row alike. Each cluster publishes how
 many of its rows are counterfeits (``k``, design.md §3); an adversary with a detector removes, in
@@ -14,7 +14,7 @@ too (the release's published total says how many), which leaves the true rows: t
 ``control`` removes ``k`` rows per cluster drawn among the *true* rows, a removal that tells the
 adversary nothing about the counterfeits. What ``control`` puts over r_th is what removing rows
 and recomputing does by itself; only what a detector puts over beyond it comes from finding
-counterfeits (docs/attacks.md, "Detector-aware serial risk").
+counterfeits (docs/lab/counterfeits.md, "Detector-aware serial risk").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Serial risk of a Bayesian adversary who weighs which rows are counterfeits (issue 20).
+"""Serial risk of a Bayesian adversary who weighs which rows are counterfeits.
 
 Every release publishes how many of its rows are counterfeits (``K``, the release's total) and
 every cluster how many BP and FP1 added to it (``k_c``, design.md §3). The paper's adversary

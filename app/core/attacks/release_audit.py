@@ -205,7 +205,7 @@ def frequency_section(
     draws: int = DEFAULT_DRAWS,
     progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
-    """The frequency detector's figures for the last release of ``series`` (issue 20):
+    """The frequency detector's figures for the last release of ``series``:
     ``detection`` its AUCs and top-k precision (``None`` without counterfeits), ``risk`` per
     detector (``blind``, ``detector``; ``control`` and ``perfect`` when every ledger is
     known) its rows over ``r_th`` and maximum serial risk once each cluster's counterfeits

@@ -4,7 +4,7 @@ A counterfeit is a new row whose terms are a random sample of the cluster's mult
 non-private terms, and which is identical to no row of the cluster. When the cluster cannot
 give one, the corpus' non-private terms are sampled, then the whole series'.
 
-Decision (issue 11, item 5): *how* the sample is drawn follows the true rows, so that the
+Decision: *how* the sample is drawn follows the true rows, so that the
 semantic adversary (design.md §11) cannot tell counterfeits from true rows by their size or by how
 well their terms go together (``docs/attacks.md``, "Counterfeits that cannot be told apart").
 
@@ -33,7 +33,7 @@ well their terms go together (``docs/attacks.md``, "Counterfeits that cannot be 
   (:mod:`app.core.randomness`) over sorted terms: the same input and key give the same
   counterfeits.
 
-Decision (review item 4): no counterfeit prints a private term of the release, in any
+Decision: no counterfeit prints a private term of the release, in any
 spelling. The rows of earlier releases (co-occurrence, the series' terms) may hold a term in
 clear that became private later (``private_terms`` grow with a release, design.md §1): the factory
 sees those rows without it, and without any term that folds onto a private one (NFKC case fold,
@@ -43,7 +43,7 @@ reviewer counted 13 rows over 15 small series (r_th 2, cluster sizes 1, 2 and 10
 a newly private term, often a counterfeit ``['X']`` drawn from an earlier row (reproduced: 5
 rows under Sanony and 5 under Kanony on 15 such series; ``tests/core/test_newly_private.py``).
 
-Decision (issue 20): a counterfeit is first a *twin*, a true row of its cluster repeated,
+Decision: a counterfeit is first a *twin*, a true row of its cluster repeated,
 when that keeps the release's counterfeits as rare across the series as its true rows, class by
 class (:meth:`CounterfeitFactory._twin`, ``counterfeits: blend``, the default); else a fresh
 row as below. Fresh rows alone are sets the whole series lacks, which a ranking by set rarity
@@ -212,7 +212,7 @@ class CounterfeitFactory:
         """A true row of the cluster at ``position`` repeated as the counterfeit, or ``None``
         when a fresh row serves the match below better (the caller then draws one).
 
-        Why (issue 20): a fresh row is a set the whole series lacks, while 68-91% of the true
+        Why: a fresh row is a set the whole series lacks, while 68-91% of the true
         rows of BMS-WebView-1 and -2 hold a set that another release holds too, so ranking
         rows by how rare their set is across the series found fresh counterfeits with AUC
         0.84-0.95. Twins of random templates overshoot the other way (their sets are common:

@@ -267,7 +267,7 @@ class Perturber:
         every release within ``r_th`` through the global composition
         (:meth:`SeriesRisk.least_total`), not Lemma 4's full ``f2`` shortfall.
 
-        Decision (issue 19): Lemma 4 is sufficient, not necessary. On whole releases it asks
+        Decision: Lemma 4 is sufficient, not necessary. On whole releases it asks
         the new release to hold every copy any published release held wherever the overlap
         is large (``f2 = N(s)``), so a published count could never fall: measured on
         BMS-WebView-1 (5 x 3,000, r_th 8) the counts of private terms rose to +22-28% by

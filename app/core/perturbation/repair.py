@@ -46,7 +46,7 @@ _UNDONE = 2
 #: (:meth:`Repairer._mend`): ``"where_lower"`` (the default), an s-counterfeit where it leaves
 #: the cluster's worst row lower than an s̄ one would, else an s̄-counterfeit; ``"always"``,
 #: an s-counterfeit for every row over (the escalation's certified steps); ``None``, always an
-#: s̄-counterfeit (the repair before issue 21's release 14).
+#: s̄-counterfeit (the repair of 0.1.0).
 Certified = Literal["where_lower", "always"] | None
 
 #: For terms whose last copies the global bag keeps: (the change of parameters that lets them
@@ -116,7 +116,7 @@ def least_dilution_rows(
     ``ref`` within ``r_th`` for ``terms`` (:func:`worst_risk_with_rows`: formula 12 over its
     cover, the rows outside every overlap as the factory's are), or ``None``.
 
-    Why (issue 21 item 1): one row a round per term took 84 rounds at release 20 of the
+    Why: one row a round per term took 84 rounds at release 20 of the
     20 x 20,000 BMS-WebView-2 series, and every round judged the whole series again: clusters
     whose rows 19 earlier releases put at risk 50-150 need dozens of rows. The count is found
     by doubling, then bisection; each count returned is checked to bring the rows within
@@ -199,7 +199,7 @@ class Repairer:
         self._true_rows = sum(c.n_true for c in state.releases[j].clusters)
         self.explain_kept: ExplainKept = explain_kept or _kept_by_the_bag
         #: Mend the global composition with the least lift of a term at once
-        #: (:meth:`_lift_globally`); off, one copy a round as before issue 19.
+        #: (:meth:`_lift_globally`); off, one copy a round (the repair of 0.1.0).
         self.least_lift = least_lift
         #: When a pinned cluster that a published cluster certifies copies in gets
         #: s-counterfeits rather than s̄ ones (:meth:`_mend`, :data:`Certified`). Always, made
@@ -323,14 +323,14 @@ class Repairer:
         )
 
     def _hint(self, terms: list[str], held: list[str], top: float, out_of_rounds: bool) -> str:
-        """What the publisher can change for the rows left over r_th (review item 3: the
-        refusal named r_th and the budget where neither could take the copies at fault).
+        """What the publisher can change for the rows left over r_th (a
+        refusal once named r_th and the budget where neither could take the copies at fault).
 
         Terms whose last copies the bag's promise holds (Kanony, design.md §7) go only by letting
         them leave the bag (``explain_kept`` says how); the others by a larger budget when it
         is spent, or more rounds when the guard was reached; every change is needed, so they
         are joined by "and". A higher r_th is always named, with the worst row's risk it would
-        have to reach for these rows as they are (docs/methods.md, "Suppression budget")."""
+        have to reach for these rows as they are (docs/lab/sanony.md, "Suppression budget")."""
         r_th = f"a higher r_th (the worst row's serial risk is {top:.4g}"
         needs: list[str] = []
         if held:
@@ -355,7 +355,7 @@ class Repairer:
         releases (:meth:`Perturber.lemma4_global_shortfall`).
 
         One copy a round, as :meth:`_mend_published_release` adds, took more rounds than the
-        repair has where BP's global lift is the least one (issue 19): a term whose count
+        repair has where BP's global lift is the least one: a term whose count
         fell needs a few copies at once, and suppressing the new release's rows meanwhile
         only lowered the count further. Terms no lift within that bound mends (a term rising
         over every earlier release) are left to the other remedies. Returns the copies
@@ -441,7 +441,7 @@ class Repairer:
         one suppressed copy removes a whole share of the excess. Measured on the refused grid
         series (BMS-WebView-2, rep 80%, seed 1): counterfeits first spent 403 rows (9.4% of
         release 5) to save about 16 copies; suppression first publishes the series with 0.5%
-        counterfeits instead of 3.1% (docs/methods.md, "Suppression").
+        counterfeits instead of 3.1% (docs/core.md, "Suppression").
 
         Not for a term whose copies the repair raised for a published row: there the new
         release is pinned from both sides, and suppression would undo the mend."""
@@ -463,7 +463,7 @@ class Repairer:
         row pinned, as the resorting rounds mend them). Returns the counterfeit rows added and
         the rounds spent, at most ``rounds_left``, so that a full round always follows.
 
-        Release 20 of the 20 x 20,000 BMS-WebView-2 series (issue 21 item 1) ended with 45
+        Release 20 of the 20 x 20,000 BMS-WebView-2 series ended with 45
         rounds of one pinned cluster, each lowering its worst row by 0.1-0.15 with one
         counterfeit, each judging the whole series again (0.13-0.2 s). What the cluster's rows
         read does not depend on the rest of release j; rows elsewhere that these counterfeits
@@ -512,7 +512,7 @@ class Repairer:
                 # (r1 / N(O)) / (N(s, C) / N(C)). An s̄-counterfeit raises N(C) and
                 # the ratio; an s-counterfeit lowers it, and only widens the published
                 # clusters' ranges. Release 14 of the 20,000-row BMS-WebView-2 series
-                # (issue 21): a cluster of 111 rows, 100 of them one set, 1 copy left of a
+                #: a cluster of 111 rows, 100 of them one set, 1 copy left of a
                 # term the 13 earlier releases certify in its overlaps (β = 0.99, risk 29.8),
                 # was refused after 83 rounds of s̄-counterfeits and every escalation step
                 # tried; with s-counterfeits it publishes. They raise the cluster's rows
@@ -559,7 +559,7 @@ class Repairer:
         copies of s lower, while its rows outside every overlap carry the copies the
         overlaps cap (one each here) and have odds about N(s, C) / (N(C) - N(s, C)) ·
         exp(Σ N(O) / N(C)), which copies raise. Release 16 of the 20,000-row BMS-WebView-2
-        series (issue 21): one s-counterfeit per row over, whichever side it was on, took
+        series: one s-counterfeit per row over, whichever side it was on, took
         cluster c967 to 33 copies in 134 rows and its outside rows to risk 22; 6 to 12 copies
         hold both sides under r_th 8 (measured on the cluster as the repair left it)."""
         with_s = worst_posterior_with_row(self.state, ref, s, 1)

@@ -77,7 +77,7 @@ def anonymise_corpus(
     and continues the published lineages (:mod:`app.core.anonymisation.lineage`, design.md §5);
     without it (the Anony baseline) it is design.md §2.1's frequency-ordered runs. ``merge`` > 1
     joins that many neighbouring clusters into one (:func:`coarsen`, the escalation's first
-    step, issue 20).
+    step).
     """
     rows, private_sets, groups = _split_rows(corpus, private_terms)
     if published is None or (corpus and corpus[0].cluster is not None):
@@ -97,7 +97,7 @@ def anonymise_corpus(
     threshold = params.r_th if published is None else params.anony_threshold
     result = anonymise(rows, private_sets, partition, threshold, params.randomness_key(release_no))
     # The partition lives to the end (finalise reads it): as arrays of C longs, 8 bytes a
-    # position, where a list of ints held 36 (360 MB at 10,000,000 rows, issue 21 item 2).
+    # position, where a list of ints held 36 (360 MB at 10,000,000 rows).
     return result, [array("l", members) for members in partition]
 
 
@@ -210,7 +210,7 @@ def finalise(
                 # BP + FP1's rows (design.md §3). FP2's and the repair's are s̄-counterfeits put
                 # where rows were over r_th: counted per cluster, they tell an adversary how
                 # many rows of exactly those clusters to discount (the Bayesian adversary of the
-                # counts: 31-114 rows over r_th per release, 3-28 with BP + FP1's; issue 20).
+                # counts: 31-114 rows over r_th per release, 3-28 with BP + FP1's).
                 # Every counterfeit is counted in the release's total (counterfeit_rows), but
                 # under counterfeit_counts "paper"; under "release" the clusters publish none
                 # (docs/methods.md, "Counterfeit counts").
@@ -249,7 +249,7 @@ def _recheck_forward(
     progress: Callable[[float], None],
 ) -> tuple[int, int, int]:
     """FP1's test (Lemma 5, formula 19) again, now that each cluster publishes *all* its
-    counterfeits, FP2's and the repair's included (issue 19: every counterfeit row is counted
+    counterfeits, FP2's and the repair's included (every counterfeit row is counted
     in a public figure).
 
     The paper publishes BP + FP1's counts and hides FP2's, so an analyst who subtracts the
@@ -342,13 +342,13 @@ def publish_sanony(
     ``explain_kept``: what lets such terms go, for a refusal's hint (:class:`Repairer`).
 
     BP where needed lifts the counts of private terms by the least the global composition
-    asks (:meth:`Perturber._backward_global`, issue 19). A least lift leaves the repair no
+    asks (:meth:`Perturber._backward_global`). A least lift leaves the repair no
     slack where a later step moves the composition: when the release is then refused, it is
     built again with Lemma 4's full lift on whole releases (the ratchet it replaced), and is
     refused only if that fails too; the report says which lift it kept (``global_lift``).
 
     When that is refused too, ``escalate`` (``None``: ``params.on_infeasible ==
-    "escalate"``) climbs the ladder of :func:`_escalate` (issue 20) instead of refusing.
+    "escalate"``) climbs the ladder of :func:`_escalate` instead of refusing.
     """
     least = params.backward == "where_needed" and params.global_lift == "least"
     escalating = False
@@ -399,7 +399,7 @@ def publish_sanony(
     return _escalate(build, first)
 
 
-#: The job's phase while the escalation's ladder builds the release again (issue 20).
+#: The job's phase while the escalation's ladder builds the release again.
 ESCALATE_PHASE = "escalate"
 
 #: A step of the escalation: the release built with ``merge`` neighbouring clusters joined,
@@ -409,8 +409,8 @@ Build = Callable[[int, bool, Certified], Publication]
 
 
 def _escalate(build: Build, refused: PublicationFailed) -> Publication:
-    """The ladder when the repair and the suppression budget leave rows over ``r_th`` (issue
-    20, ``on_infeasible = "escalate"``): the release is built again, from the same
+    """The ladder when the repair and the suppression budget leave rows over ``r_th``
+    (``on_infeasible = "escalate"``): the release is built again, from the same
     randomness, by the same mechanism and judged by the same checked post-condition (every
     row of every release, design.md §4's full adversary), with
 
@@ -419,7 +419,7 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
        is over: one build, an s-counterfeit for every row over there (``"always"``). The
        repair itself gives one only where it leaves the cluster's worst row lower than an s̄
        one (``"where_lower"``), which publishes releases 14 to 20 of the 20,000-row
-       BMS-WebView-2 series in their first build (issue 21: release 16 was refused by this
+       BMS-WebView-2 series in their first build (release 16 was refused by this
        step and every later one, over 35 minutes of builds);
     1. coarser clusters (the repair as by default): every 2, 4, 8, ... neighbouring
        clusters joined (:func:`coarsen`), up to one cluster for the whole release; the first
@@ -427,7 +427,7 @@ def _escalate(build: Build, refused: PublicationFailed) -> Publication:
        through the global composition: that takes each whole release as one cluster, so no
        clustering of the release changes it (its rows and copies are the release's,
        whatever the clusters), and on a release of 20,000 rows the levels cost a full build
-       each (issue 21: 11 levels, twice each, 30-45 s a build);
+       each (11 levels, twice each, 30-45 s a build);
     2. then suppression beyond the budget (the repair's own rule: the terms at fault with
        the fewest copies first, in the extreme every copy of a term), from the release's own
        clusters to one cluster, the finest that publishes kept;
@@ -634,7 +634,7 @@ def _publish_sanony(
             rounds += more_rounds
             repaired += more_repaired
     except PublicationFailed as failed:
-        # The escalation coarsens from here (issue 20).
+        # The escalation coarsens from here.
         failed.details["clusters"] = len(partition)
         raise
     lap("verify")

@@ -49,12 +49,12 @@ class Suppressor:
         a budget over the series (``suppression_scope = "series"``, the default: the larger of the
         release's own share and what the series' share leaves); ``(0, 0)`` is the release's own
         budget (design.md §5, ``suppression_scope = "release"``). A release's copies are those it
-        holds before the repair, BP's s-counterfeit copies included (as before issue 8's
+        holds before the repair, BP's s-counterfeit copies included (as before the
         suppression-first rule; on the B1 grid they are the difference between a budget of 4 and 5
         copies, and seed 2 at the defaults needs 5).
 
-        ``beyond_budget``: the last step of the escalation (``on_infeasible = "escalate"``,
-        issue 20) may suppress every copy of the release; the copies taken once the budget
+        ``beyond_budget``: the last step of the escalation (``on_infeasible = "escalate"``)
+        may suppress every copy of the release; the copies taken once the budget
         was spent are counted per term in :attr:`beyond`."""
         self.state = state
         self.j = j
@@ -70,7 +70,7 @@ class Suppressor:
         allowed = max(own, math.floor(max_share * (copies + before) + 1e-9) - used)
         # The share alone gives a release of 90 private copies no budget at all at 1%, yet a
         # private term new to it (held by 1-3 rows) can only be protected by suppression: the
-        # floor keeps such small releases publishable (docs/methods.md, "Suppression").
+        # floor keeps such small releases publishable (docs/core.md, "Suppression").
         self.budget = min(copies, max(allowed, floor))
         #: What may be suppressed: the budget, or without limit past it (``beyond_budget``).
         self.limit = math.inf if beyond_budget else self.budget
@@ -81,7 +81,7 @@ class Suppressor:
         #: Copies taken from each cluster's segment (position -> term -> copies).
         self.by_cluster: dict[int, Counter[str]] = {}
         #: Terms at fault whose only copies left are the ones ``keep_in_bag`` holds: a refusal
-        #: names the bag's promise, not the budget (review item 3).
+        #: names the bag's promise, not the budget.
         self.held_by_bag: set[str] = set()
 
     @property

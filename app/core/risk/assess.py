@@ -108,7 +108,7 @@ def cluster_posteriors(
     inside or outside O; the adversary takes the larger posterior (design.md §4 decision).
     ``only`` restricts the terms computed. ``cover``, when given, must be what
     :func:`~app.core.risk.overlap.cluster_cover` returns for the cluster as the series stands
-    (a caller that keeps part of it, issue 21 item 1).
+    (a caller that keeps part of it).
     """
     cluster = state.cluster(ref)
     terms = cluster.terms() if only is None else cluster.terms() & set(only)

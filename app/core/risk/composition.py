@@ -15,8 +15,8 @@ and why it stays exact:
 - per release and term, the patterns over ``r_th``, reused while every input of the term's
   formula 12 is the same (``N(s)``, ``N``, each overlap's ``N(O)`` and range ``[r1, r2]``, the
   published rate, the set of patterns, which carries a version bumped when it changes);
-- per published release and term, the evidence from every release but ``j`` (issue 21 item 1,
-  "cost flat in the series' length"). Of a published release's formula 12 only the factor of
+- per published release and term, the evidence from every release but ``j`` (so that the
+  cost stays flat in the series' length). Of a published release's formula 12 only the factor of
   its overlap with ``j`` moves while ``j`` is built: the other releases, their totals and
   overlaps are fixed, and so is each row's z code against them (its *fixed pattern*). That
   part is summed once per publication per fixed pattern (shared by the terms whose inputs
@@ -61,7 +61,7 @@ __all__ = ["GlobalComposition", "Pattern", "z_code"]
 #: A row's z code in the overlap with each other whole release, in release order, one byte
 #: each. Bytes rather than a tuple of ints: a pattern is about one per distinct row of every
 #: release, and at release 20 of the 20,000-row series a tuple of 19 codes held 192 bytes, the
-#: bytes 52 (37 MiB of the peak; issue 21 item 1). They compare and sort as the tuples did.
+#: bytes 52 (37 MiB of the peak). They compare and sort as the tuples did.
 Pattern = bytes
 
 #: Terms of the new release summed together (:meth:`GlobalComposition._over_block`): arrays
@@ -96,7 +96,7 @@ def _pattern(mult: int, row: Row, theirs: list[Counter[Row]]) -> Pattern:
 
 #: A pattern code (0 outside, 1 inside, 2 either) as the matrices hold it: one byte, used only
 #: to index a side's three options. As int64 the matrices of release 20 of the 20,000-row
-#: series held 57 MB (patterns are nearly one per distinct row there; issue 21 item 1).
+#: series held 57 MB (patterns are nearly one per distinct row there).
 _CODE = np.int8
 
 
@@ -116,12 +116,12 @@ class _Term:
 class _Fixed:
     """What of a published release's formula 12 stays while ``j`` is built: its rows' codes
     against every other release but ``j`` (``j`` is the last column of every pattern), and per
-    term the evidence of those columns (design.md §4, formula 12; issue 21 item 1)."""
+    term the evidence of those columns (design.md §4, formula 12)."""
 
     #: Each fixed pattern (a pattern without its last column), sorted, as one numpy void
     #: array (:func:`_prefixes`): its position is its row in ``codes``. There is about one
     #: per distinct row: as a dictionary from bytes they were 19 MiB of release 20's peak on
-    #: the 20 x 20,000 series (issue 21 item 1).
+    #: the 20 x 20,000 series.
     index: np.ndarray
     codes: np.ndarray
     #: ``(totals, N, N(O))`` of every other release but ``j``, in release order.
@@ -257,7 +257,7 @@ class GlobalComposition:
         log_likelihood_ratios([key for _, inputs, _ in stale for key in _ratio_keys(inputs)])
         if cache.fixed is None:
             # Release j: every input moves each round; its terms are summed together, but
-            # only those whose rows could reach the limit (most cannot: issue 21 item 1).
+            # only those whose rows could reach the limit (most cannot, on long series).
             judged = []
             for s, inputs, rate in stale:
                 if self._own_ruled_out(inputs, rate):
@@ -493,7 +493,7 @@ class GlobalComposition:
         # Equal patterns share one object (one code per other release, per distinct row of
         # every release, grows as rows x releases^2). Against 19 other releases the patterns
         # are nearly one per row and sharing saved 11 MiB of release 20's peak on the
-        # 20,000-row series (issue 21 item 1); in shorter series they repeat more.
+        # 20,000-row series; in shorter series they repeat more.
         shared: dict[Pattern, Pattern] = {}
         for row, mult in releases[k].row_counts.items():
             codes = zeros.copy()
@@ -560,8 +560,7 @@ class GlobalComposition:
         (:attr:`_Fixed.peaks`) are summed only for a term the bound cannot rule out
         (:meth:`_ruled_out`). On release 20 of the 20,000-row BMS-WebView-2 series the bound
         ruled out every one of 13,262 (release, term) judgements that the peak did, and the
-        peaks' arrays had cost 5,500 sums over every fixed pattern per publication (issue 21
-        item 1)."""
+        peaks' arrays had cost 5,500 sums over every fixed pattern per publication."""
         fixed = cache.fixed
         assert fixed is not None
         n = self.state.releases[k].n
@@ -610,7 +609,7 @@ class GlobalComposition:
         in release order, leaves the log-odds at or below the candidates' line. Exact, as
         :meth:`_over_block` sums one of the same options per release (+0.0 where it is not
         finite) in the same order, and float addition rounds monotonically, so no pattern's
-        sum exceeds this one. On release 20 of the 20,000-row BMS-WebView-2 series (issue 21)
+        sum exceeds this one. On release 20 of the 20,000-row BMS-WebView-2 series
         the blocks summed every term of the release, every round, for 18% of the time."""
         return _below_line(0.0, inputs, self.limit * rate)
 

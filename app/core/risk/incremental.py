@@ -12,7 +12,7 @@ whose risk that can move:
   overlaps: recomputed when one of them changed, or when a row added to a cluster of ``j``
   makes (or a row taken back ends) an overlap with it, unless what formula 12 reads of them is
   as it was (each overlap's rows and, per term of ``C*``, its range ``[r1, r2]``, formula 6:
-  a row added to a cluster of ``j`` mostly leaves them so; issue 21 item 1, the cover of a
+  a row added to a cluster of ``j`` mostly leaves them so, the cover of a
   published cluster spans every release). As before, only published clusters with
   an unsafe overlap with ``j`` are judged (Lemma 3: a safe overlap has likelihood ratio 1, and
   the rest was verified when those clusters were published);
@@ -228,7 +228,7 @@ class SeriesRisk:
         # newest release, so they sort last): the list cluster_cover gives. The published
         # part is found again rather than kept: 6,952 judgings of 6,139 published clusters
         # at release 20 of the 20 x 20,000 series, and kept it was the largest structure of
-        # the peak (39 MiB; issue 21 item 1).
+        # the peak (39 MiB).
         fixed = cluster_cover(self.state, ref, releases=range(self.j))
         violations = self._cluster_violations(ref, fixed + with_new)
         self._read[ref] = (reading, violations)

@@ -44,8 +44,7 @@ class _LogFactorials:
         if n < old:
             return
         # Doubling while small; past 4M entries (32 MB a table) an eighth beyond the need: at
-        # 10,000,000 rows doubling reached 16.8M entries, three tables of 134 MB (issue 21
-        # item 2).
+        # 10,000,000 rows doubling reached 16.8M entries, three tables of 134 MB.
         size = max(n + 1 + n // 8, min(2 * old, old + (1 << 22)), 1024)
         # New objects, never resized in place: ``scalar_array`` views ``scalar``'s memory, and
         # a view in use elsewhere keeps the table it was made from. The entries already
@@ -242,7 +241,7 @@ def _batches(keys: list[RatioKey]) -> Iterator[list[RatioKey]]:
 
     Every term of a batch is formed at once, in about a dozen arrays of 8 bytes a term: at
     10,000,000 rows the whole-release overlaps of one repair round reached tens of millions
-    of terms, over a gigabyte for a moment (issue 21 item 2). Each key's sums read its own
+    of terms, over a gigabyte for a moment. Each key's sums read its own
     segment only, so batching leaves every value as it was."""
     batch: list[RatioKey] = []
     terms = 0

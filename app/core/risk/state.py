@@ -52,8 +52,8 @@ class ClusterState:
     revision: int = 0
     #: Whether ``rows`` is this cluster's own list. A published cluster's state reads the
     #: published list itself (:meth:`from_published`): the rows of every earlier release, a
-    #: second time, were 80 MB per release of 10,000,000 rows in the compute child (issue 21
-    #: item 2). :meth:`SeriesState.add_row` copies it before the first change.
+    #: second time, were 80 MB per release of 10,000,000 rows in the compute child.
+    #: :meth:`SeriesState.add_row` copies it before the first change.
     owns_rows: bool = True
 
     def __post_init__(self) -> None:
@@ -84,7 +84,7 @@ class ClusterState:
     @property
     def counterfeits(self) -> int:
         """Counterfeits the adversary is told about per cluster: BP + FP1's (section 3.2);
-        the release's total counts FP2's and the repair's too (issue 19, issue 20)."""
+        the release's total counts FP2's and the repair's too."""
         return self.published_counterfeits or (self.bp + self.fp1)
 
     @classmethod
@@ -244,7 +244,7 @@ class SeriesState:
         """``N(O)`` of every pair of whole releases not counted yet, at once: each release's
         row counts as a row of a matrix (one column per distinct row of the series), and a
         pair's ``N(O)`` the sum of their element-wise minimum. The global composition asks
-        for every pair (each published release against every other, issue 21 item 1); pair
+        for every pair (each published release against every other); pair
         by pair, that read the rows of a release once per other release (0.78 CPU s on
         release 20 of the 20,000-row series, 0.14 s this way)."""
         _, counts = row_count_matrix(self.releases)

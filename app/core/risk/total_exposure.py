@@ -1,9 +1,9 @@
 """The risk to an adversary who reads a release's published counterfeit total: a first-order
-estimate (issue 20; docs/attacks.md, "What the published total gives away").
+estimate (docs/lab/counterfeits.md, "What the published total gives away").
 
 The paper's adversary (design.md §4) treats every published row as a candidate for its
-target. A release that publishes how many of its rows are counterfeits (``counterfeit_rows``,
-issue 19) tells it more. Each cluster's own count ``k_c`` is where the paper puts it. The rest
+target. A release that publishes how many of its rows are counterfeits (``counterfeit_rows``)
+tells it more. Each cluster's own count ``k_c`` is where the paper puts it. The rest
 of the total is the *unattributed* counterfeits, R = K - Σ k_c: FP2's and the repair's rows,
 most of them s̄-counterfeits that dilute.
 

@@ -200,7 +200,7 @@ def raise_pinned(
     """More counterfeit copies, in the bag, of kept terms whose copies the global composition
     pins on rows of the new release (position ``j``), until those rows are at ``r_th``.
 
-    Why (review item 3: Kanony locks up). A term the bag must keep (retained or padded) has
+    Why (Kanony locked up). A term the bag must keep (retained or padded) has
     at least one copy in the new release, and the suppression of the post-condition may not
     take its last copy. When an earlier release holds more copies of it than rows outside its
     overlap with the new release (a release of one row ``a H``, then ten rows with no private
@@ -293,7 +293,7 @@ def publish_kanony(
     def attempt(raise_rates: bool, escalate: bool) -> Publication:
         """Sanony with the bag step; ``raise_rates``: raise the rates of kept terms that the
         global composition pins (:func:`raise_pinned`); ``escalate``: Sanony's escalation
-        when refused (``on_infeasible``, issue 20)."""
+        when refused (``on_infeasible``)."""
         keep: dict[str, int] = {}
 
         def invariance(release: ReleaseState, judge: Judge) -> Mapping[str, object]:
@@ -359,7 +359,7 @@ def publish_kanony(
         publication = attempt(raise_rates=raise_rates, escalate=escalate)
     # A bag copy suppressed (beyond the budget, when the release escalated) is taken from
     # the counterfeit copies first: a fake copy gone costs no true count, and the bag never
-    # holds fewer copies of a term than the counterfeits it publishes (issue 20).
+    # holds fewer copies of a term than the counterfeits it publishes.
     bag = publication.release.global_bag
     copies = {s: min(k, bag.get(s, 0)) for s, k in added.copies.items() if min(k, bag.get(s, 0))}
     publication.release.global_counterfeits = sum(copies.values())
@@ -380,8 +380,8 @@ def _terms_over(failed: PublicationFailed) -> list[str]:
 def letting_go(
     history: SeriesHistory, held: Sequence[str], required: set[str], params: PublishParams
 ) -> tuple[str | None, str]:
-    """What lets the kept terms ``held`` leave the global bag, for a refusal's hint (review
-    item 3: the refusal named r_th and the suppression budget, and neither could take the
+    """What lets the kept terms ``held`` leave the global bag, for a refusal's hint (the
+    refusal named r_th and the suppression budget, and neither could take the
     copies the bag's promise holds): the change, or ``None`` when none does, and why.
 
     A retained term goes under the largest ``gb_retention`` that no longer requires it

@@ -55,10 +55,11 @@ class Release(TimestampMixin, Base):
     global_counterfeits: Mapped[int] = mapped_column(Integer, default=0)
     #: Every counterfeit row of the release (public; NULL for releases stored before 0013).
     counterfeit_rows: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    #: Public: the release escalated to suppression beyond the budget (issue 20).
+    #: Public: the release escalated to suppression beyond the budget.
     suppression_beyond_budget: Mapped[bool] = mapped_column(Boolean, default=False)
     job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
-    #: Withdrawn by an admin (docs/api.md "POST /v1/series/{name}/releases/{release_no}/withdraw"):
+    #: Withdrawn by an admin (docs/api-releases.md,
+    #: "POST /v1/series/{name}/releases/{release_no}/withdraw"):
     #: no longer served to analysts and publishers, still in the history every later release
     #: is judged against (it was public). ``None``: not withdrawn.
     withdrawn_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
@@ -147,7 +148,7 @@ class ReleasePack(Base):
 
     The series' next job hands these bytes on as they are, instead of reading the release's
     rows and ledger into objects and pickling them again: at 10,000,000 lines a release that
-    way cost the worker 10-45 s of ``load`` and up to 5.5 GiB (issue 21 item 2). Private (the
+    way cost the worker 10-45 s of ``load`` and up to 5.5 GiB. Private (the
     ledger is in it), like :class:`ReleaseLedger`; dropped with its release.
     """
 

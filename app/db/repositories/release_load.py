@@ -47,7 +47,7 @@ class ReleaseCache:
     receives them (:func:`app.jobs.handoff.pack_release`), so that a series' next job
     hands its history over without pickling it again. The bytes are evicted with their
     release; they add about 20 MB per 1M-row release without individuals (more with them: a
-    64-character key per row in the ledger), measured by ``benchmarks/handoff.py``.
+    64-character key per row in the ledger), measured by ``benchmarks/experiments/handoff.py``.
     """
 
     def __init__(self, max_rows: int = 2_000_000) -> None:

@@ -1,4 +1,4 @@
-"""The frequency detector (issue 20): features from public rows, AUCs against the ledger, and
+"""The frequency detector: features from public rows, AUCs against the ledger, and
 the serial risk once an adversary discounts each cluster's published counterfeits."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Bayesian adversary who weighs which rows are counterfeits (issue 20), judged by the
+"""The Bayesian adversary who weighs which rows are counterfeits, judged by the
 oracle (tests/oracle/serial_risk.py) on every hypothesis, enumerated here."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The repair gives a cluster of the new release its s̄-counterfeits at once (issue 21 item 1).
+"""The repair gives a cluster of the new release its s̄-counterfeits at once.
 
 ``worst_risk_with_rows`` reads a cluster's worst serial risk as if ``m`` more rows, in no
 overlap and without a private term, were in it; ``least_dilution_rows`` searches the count that

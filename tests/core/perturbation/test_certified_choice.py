@@ -1,4 +1,4 @@
-"""The escalation's first step weighs an s-counterfeit against an s̄ one (issue 21 item 1).
+"""The escalation's first step weighs an s-counterfeit against an s̄ one.
 
 ``worst_posterior_with_row`` reads a cluster's worst β_cluster for s as if one more row, in no
 overlap, carried ``copies`` of s: the repair's ``"where_lower"`` mode compares the two readings

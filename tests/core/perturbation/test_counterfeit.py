@@ -78,7 +78,7 @@ def _synthetic(seed: int) -> tuple[SeriesState, list[tuple[str, ...]]]:
 
 
 def test_counterfeit_sizes_follow_the_cluster_rows_sizes() -> None:
-    # Issue 11 item 5: counterfeits of the minimal size were told apart by size alone (AUC
+    # Counterfeits of the minimal size were told apart by size alone (AUC
     # 0.996 on sentences). Their sizes must follow the cluster's true rows.
     from app.core.attacks.anony_measures import auc
 

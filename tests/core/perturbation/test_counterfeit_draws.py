@@ -1,6 +1,6 @@
 """The next-term distribution of counterfeit walks, against the formula written per term.
 
-:meth:`CounterfeitFactory._distribution` counts co-occurrence in numpy for speed (issue 21);
+:meth:`CounterfeitFactory._distribution` counts co-occurrence in numpy for speed;
 a counterfeit's terms come from ``random.choices`` over its cumulative weights, so the same
 seed gives the same counterfeits only if every candidate, its order and every weight are the
 same floats as the formula evaluated term by term. The oracle here counts co-occurrence from

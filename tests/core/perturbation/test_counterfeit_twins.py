@@ -1,4 +1,4 @@
-"""Counterfeits as rare as true rows (issue 20): twins of true rows, matched by rarity class.
+"""Counterfeits as rare as true rows: twins of true rows, matched by rarity class.
 
 Fresh counterfeits are sets the whole series lacks; a ranking of rows by how many copies of
 their set the series holds found them with AUC 0.84-0.95 on BMS-WebView-1 and -2. With

@@ -1,4 +1,4 @@
-"""When the repair and the budget are not enough: escalation, never a weaker check (issue 20).
+"""When the repair and the budget are not enough: escalation, never a weaker check.
 
 ``on_infeasible = "escalate"`` (the default) builds a release that the repair and the
 suppression budget leave over ``r_th`` again with coarser clusters, then with suppression
@@ -95,7 +95,7 @@ def test_escalation_never_publishes_an_unsafe_release(series: SmallSeries) -> No
 
 def test_refuse_still_refuses() -> None:
     """The rising term needs one copy suppressed; with no budget, ``refuse`` refuses with its
-    report (as before issue 20), ``escalate`` publishes."""
+    report (the only answer of 0.1.0), ``escalate`` publishes."""
     with pytest.raises(PublicationFailed) as failed:
         _rising(**RISING, on_infeasible="refuse")
     assert failed.value.details["suppression_budget"] == 0
@@ -158,7 +158,7 @@ def test_a_release_no_step_makes_safe_is_still_refused() -> None:
     rounds. Nothing is published; the refusal lists the steps tried."""
     series, _ = fixed_hard_series(20)
     with pytest.raises(PublicationFailed) as failed:
-        # Fresh counterfeits, as when the trial was found: with twins (issue 20) it publishes.
+        # Fresh counterfeits, as when the trial was found: with twins it publishes.
         _publish_series(series, counterfeits="fresh")
     escalation = failed.value.details["escalation"]
     steps = [s["step"] for s in escalation["steps"]]

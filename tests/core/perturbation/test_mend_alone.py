@@ -1,4 +1,4 @@
-"""The repair mends one cluster alone between full rounds, and stays sound (issue 21 item 1).
+"""The repair mends one cluster alone between full rounds, and stays sound.
 
 When a round's rows over ``r_th`` are all of one cluster of the new release, the repair mends it
 again round after round judging that cluster alone, while its worst row falls

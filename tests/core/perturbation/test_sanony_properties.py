@@ -82,8 +82,8 @@ def test_sanony_publishes_every_true_row_and_counts_its_counterfeits(series: Sma
         )
         assert published_true == true_rows
         for cluster, book in zip(release.clusters, ledger.clusters, strict=True):
-            # A cluster publishes BP + FP1's rows (design.md §3, issue 20); every counterfeit row,
-            # FP2's and the repair's included, is counted in the release's total (issue 19).
+            # A cluster publishes BP + FP1's rows (design.md §3); every counterfeit row,
+            # FP2's and the repair's included, is counted in the release's total.
             assert cluster.counterfeits == book.bp + book.fp1
             assert len(book.counterfeit_rows) == book.bp + book.fp1 + book.fp2
         assert release.counterfeit_rows == ledger.counterfeit_rows

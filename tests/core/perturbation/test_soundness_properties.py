@@ -1,4 +1,4 @@
-"""Sound against the paper's adversary (issue 8): the cases that broke the literal model.
+"""Sound against the paper's adversary: the cases that broke the literal model.
 
 Random small series with, in every release, a popular non-private set held by many rows,
 transactions holding private terms only (the empty non-private set), a private term new to a
@@ -47,7 +47,7 @@ def _publish_checked(method: str, series: SmallSeries, extra: dict[str, object])
         history.ledgers.append(publication.ledger)
         assert violations(history.releases, series.r_th) == []
         suppressed = sum(publication.ledger.suppressed.values())
-        # Copies the escalation took past the budget (on_infeasible = "escalate", issue 20)
+        # Copies the escalation took past the budget (on_infeasible = "escalate")
         # are reported apart; the others keep to the budget.
         escalation = publication.report.get("escalation", {})
         within = suppressed - sum(escalation.get("suppressed_beyond_budget", {}).values())

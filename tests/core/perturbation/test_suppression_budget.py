@@ -1,4 +1,4 @@
-"""The suppression budget (design.md §5.5; docs/methods.md, "Suppression budget")."""
+"""The suppression budget (design.md §5.5; docs/lab/sanony.md, "Suppression budget")."""
 
 from __future__ import annotations
 

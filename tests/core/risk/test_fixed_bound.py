@@ -1,5 +1,4 @@
-"""The fixed part's scalar bound never rules out a term its patterns could raise (issue 21
-item 1).
+"""The fixed part's scalar bound never rules out a term its patterns could raise.
 
 :meth:`GlobalComposition._ruled_out` first tries a bound made of scalars alone: per fixed side,
 in release order, the largest of its log ratios. A pattern's formula-12 sum adds one of those

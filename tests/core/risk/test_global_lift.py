@@ -1,4 +1,4 @@
-"""BP's global lift is the least the adversary needs (issue 19), judged by the oracle.
+"""BP's global lift is the least the adversary needs, judged by the oracle.
 
 Lemma 4 on whole releases kept every published count: a private term's count could only go up
 (the ratchet). The least lift (:meth:`GlobalComposition.least_total`) asks formula 12 over the

@@ -1,4 +1,4 @@
-"""The incremental risk equals judging the series from scratch, bit for bit (issue 21 item 1).
+"""The incremental risk equals judging the series from scratch, bit for bit.
 
 :class:`~app.core.risk.incremental.SeriesRisk` keeps, while the newest release ``j`` is built,
 what does not move: each published release's evidence from every release but ``j`` (its fixed

@@ -1,5 +1,5 @@
 """Formulas 13-14 summed in bounded batches give the values of one batch, to the last bit, and
-the log-factorial tables grow to exactly the functions' values (issue 21 item 2: memory at
+the log-factorial tables grow to exactly the functions' values (memory at
 10,000,000 rows)."""
 
 from __future__ import annotations

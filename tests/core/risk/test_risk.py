@@ -191,8 +191,8 @@ def _global_beta_per_pattern(state: SeriesState, j: int) -> dict[tuple[Row, str]
 @settings(max_examples=150, deadline=None)
 @given(random_releases())
 def test_global_posteriors_are_the_per_row_sums_to_the_last_bit(releases: list) -> None:
-    # global_posteriors sums each pattern's evidence for all patterns at once (numpy, issue
-    # 21): the same floats as one row at a time, not merely close ones.
+    # global_posteriors sums each pattern's evidence for all patterns at once (numpy):
+    # the same floats as one row at a time, not merely close ones.
     state = SeriesState.from_published(releases)
     for j in range(len(releases)):
         glob = global_posteriors(state, j)

@@ -1,5 +1,5 @@
 """What the global composition reads of the published releases through their matrix of row
-counts (``row_count_matrix``; issue 21 item 1), against the same values written out from the
+counts (``row_count_matrix``), against the same values written out from the
 clusters' rows, before and after rows come and go:
 
 - ``N(O)`` of whole releases, the multiset intersection of their rows (section 2.3.2): the

@@ -1,5 +1,5 @@
 """A series' state reads the published clusters' rows without copying them, and never changes
-them (issue 21 item 2: the rows of every earlier release were held twice)."""
+them (the rows of every earlier release were held twice)."""
 
 from __future__ import annotations
 

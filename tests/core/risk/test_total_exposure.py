@@ -1,4 +1,4 @@
-"""The risk to an adversary who reads the published counterfeit total (issue 20).
+"""The risk to an adversary who reads the published counterfeit total.
 
 The oracle below does not scale risks: it takes the expected counterfeits out of each cluster
 (its published count, plus its even share of the rest of the total) and divides copies by the

@@ -298,7 +298,7 @@ def test_after_kanony_every_row_is_serially_preserving_and_the_bag_is_invariant(
         assert all(release.global_bag[s] >= k for s, k in copies.items())
 
 
-# -- review item 3: a kept bag term pinned by a small earlier release -----------------------------
+# -- a kept bag term pinned by a small earlier release -----------------------------
 
 
 def _publish_defaults(
@@ -377,13 +377,13 @@ def test_a_refusal_names_what_lets_a_kept_term_go() -> None:
 
 def test_a_refusal_held_by_the_bag_does_not_name_the_budget() -> None:
     """A hard series (test_soundness_properties' generator, trial 197; trial 30 was used until
-    BP's global lift became the least one, issue 19, and Kanony now publishes it): Kanony's
+    BP's global lift became the least one, and Kanony now publishes it): Kanony's
     rows left over r_th are of s_back, whose last bag copy the invariance keeps (the previous
     release's bag held a copy that was not a bag counterfeit).
     The refusal named only r_th before, "counterfeits and suppression no longer lower these
     rows"; now it says why."""
     series, extra = _hard_series(197)
-    # Fresh counterfeits, as when the trial was chosen: with twins (issue 20) it publishes.
+    # Fresh counterfeits, as when the trial was chosen: with twins it publishes.
     params = {"r_th": series.r_th, "cluster_size": series.cluster_size, "seed": 2, **extra}
     with pytest.raises(PublicationFailed) as failed:
         _publish_defaults(series.corpora, series.private_terms, {**params, "counterfeits": "fresh"})
@@ -434,10 +434,10 @@ def tiny_series(draw: st.DrawFn) -> SmallSeries:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_series())
 def test_kanony_locks_up_no_small_series_that_sanony_publishes(series: SmallSeries) -> None:
-    """Review item 3, on random small series: the bag's promise never makes Kanony refuse
+    """On random small series, the bag's promise never makes Kanony refuse
     what Sanony publishes (before: 24 of 800 such series, kept terms pinned by small earlier
     releases; measured now: none), and what it publishes is sound by the oracle."""
-    # Both without escalation (issue 20), the setting of the review: escalated, Sanony may
+    # Both without escalation, the setting of the review: escalated, Sanony may
     # suppress any copy beyond the budget, while Kanony's bag keeps its terms' last copies,
     # so Kanony can refuse what Sanony publishes (hypothesis found one: S0 pinned in the bag,
     # r_th 1.5; the refusal's hint names gb_min_terms and gb_retention).

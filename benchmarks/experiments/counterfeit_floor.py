@@ -1,4 +1,4 @@
-"""How low can the frequency detector go? Idealised counterfeits on published series (issue 20).
+"""How low can the frequency detector go? Idealised counterfeits on published series.
 
 The issue asks for counterfeits that the cross-validated logistic detector of
 :mod:`app.core.attacks.frequency` finds with AUC <= 0.6. This benchmark measures what that
@@ -23,8 +23,8 @@ It also reports the single public fact behind ``twin_keeps``: the share of count
 of true rows whose set the release holds strictly more often than every other release, and
 that fact's AUC as a detector on its own.
 
-    python -m benchmarks.counterfeit_floor --work /tmp/floor \\
-        --json benchmarks/results/counterfeit_floor.json
+    python -m benchmarks.experiments.counterfeit_floor --work /tmp/floor \\
+        --json benchmarks/experiments/results/counterfeit_floor.json
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Private terms in context: which Sanony levers carry the cost against Anony (issue 19, item 2).
+"""Private terms in context: which Sanony levers carry the cost against Anony.
 
 For each series (SeGen of BMS-WebView-1 or -2, or one whole-corpus release) it writes the raw
 snapshots and the private terms (10% of the terms, random, seeded as in
@@ -11,11 +11,11 @@ Anony's and the ratio Sanony / Anony, the L1 copy distortion, the counterfeit ro
 publish time. One JSON line per (series, variant) goes to ``--jsonl``; the markdown table is
 rewritten from all lines after each run.
 
-    python -m benchmarks.context_levers --plan main
-    python -m benchmarks.context_levers --plan extra --only B1-s1
-    python -m benchmarks.context_levers --report-only
+    python -m benchmarks.experiments.context_levers --plan main
+    python -m benchmarks.experiments.context_levers --plan extra --only B1-s1
+    python -m benchmarks.experiments.context_levers --report-only
 
-Targets (issue 19): inside share >= 0.8x Anony's, pair error <= 1.1x Anony's, judge 0 rows
+Targets: inside share >= 0.8x Anony's, pair error <= 1.1x Anony's, judge 0 rows
 over ``r_th``, every release published.
 """
 
@@ -328,9 +328,10 @@ def summary_line(record: dict[str, Any]) -> str:
 def report(sink: Path, target: Path) -> None:
     records = [json.loads(line) for line in sink.read_text(encoding="utf-8").splitlines() if line]
     lines = [
-        "# Private terms in context: Sanony's levers against Anony (issue 19, item 2)",
+        "# Private terms in context: Sanony's levers against Anony",
         "",
-        "Written by `python -m benchmarks.context_levers`. Series: SeGen of BMS-WebView-1 (B1) or",
+        "Written by `python -m benchmarks.experiments.context_levers`.",
+        "Series: SeGen of BMS-WebView-1 (B1) or",
         "-2 (B2), rep 40%, 10% of the terms private (random, seeded), `seed` = the series seed;",
         "`whole`: the whole corpus as one release. Anony (same `r_th`, same snapshots) is the",
         "baseline. Judge: `../shared/auditor/judge.py` rows over `r_th`; inside, pair, L1 and",

@@ -1,4 +1,4 @@
-"""Can the semantic adversary tell Sanony's counterfeits from true rows? (issue 11, item 5)
+"""Can the semantic adversary tell Sanony's counterfeits from true rows?
 
 Publishes a SeGen series (3 releases, rep 40%, as ``benchmarks/attacks.py``) with Sanony for
 several seeds on each corpus, and measures on the last release the counterfeit-detection
@@ -9,7 +9,7 @@ reports the median over seeds and the AUC of all seeds' rows pooled, and the cou
 rate. ``--json`` keeps every number (the before/after table of ``docs/attacks.md`` is built
 from two such files).
 
-    python -m benchmarks.attack_counterfeits --seeds 7 --json after.json
+    python -m benchmarks.experiments.attack_counterfeits --seeds 7 --json after.json
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from app.io.corpora import corpora_dir
 from benchmarks.attack_data import load
 from benchmarks.attack_runs import _series, scorers
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DETECTORS = (
     "all_rows",
     "multi_term_rows",

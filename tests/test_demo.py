@@ -1,4 +1,4 @@
-"""``serialpub demo`` leaves nothing behind (issue 18): it stored a guessable admin key
+"""``serialpub demo`` leaves nothing behind: it stored a guessable admin key
 (``demo-admin-token-<unix seconds>``) in the live database, never revoked it, and left its
 series and unscoped keys there for every analyst to list. The command itself, signals and the
 embedded server: tests/cli/test_demo.py."""

@@ -1,9 +1,10 @@
 """The job queue (procrastinate, in PostgreSQL): opening it and deferring a publication.
 
-Below the services, which defer jobs through it (:func:`app.jobs.submit`) by the task's name;
-the task itself (what a worker runs: :func:`app.jobs.task.publish_release`, calling the
-services) is registered by :mod:`app.jobs.task`, which the queue imports when it opens
-(``import_paths``), so that no service imports the layer above it.
+Below the services, which defer jobs through it (:func:`submit`) by the task's name; the task
+itself (what a worker runs: :func:`app.jobs.task.publish_release`, calling the services) is
+registered by :mod:`app.jobs.task`, which procrastinate imports when the queue opens
+(``import_paths``, a name, not an import of this module's), so that no service imports the
+job worker above it.
 
 The queue rides out database outages (:class:`OutageTolerantJobManager`): procrastinate's
 worker stops as soon as one of its side tasks (the heartbeat, the listener) or its fetch
@@ -37,6 +38,7 @@ __all__ = [
     "defer_publication",
     "open_queue",
     "queue",
+    "submit",
 ]
 
 QUEUE_NAME = "publish"
@@ -167,3 +169,17 @@ async def defer_publication(
         priority=priority,
         connection=connection,
     ).defer_async(job_id=str(job_id))
+
+
+async def submit(
+    connection: psycopg.AsyncConnection[object],
+    job_id: uuid.UUID,
+    series_id: int,
+    *,
+    dry_run: bool = False,
+) -> int:
+    """Queue the publication (or ``dry_run``) of job ``job_id`` in the caller's transaction
+    (a rollback leaves no job); returns the procrastinate job's id. The publications of a
+    series run one at a time, in the order they were submitted; dry runs beside them
+    (docs/api-releases.md "POST /v1/series/{name}/releases")."""
+    return await defer_publication(connection, job_id, series_id, dry_run=dry_run)

@@ -8,7 +8,7 @@ running the core: clusters of 10 consecutive transactions, one row per transacti
 non-private terms, one tuple each, as the core builds them), the private terms counted per
 cluster, a ledger with one entry per row.
 
-    python -m benchmarks.handoff --lines 1000000 --against 0 4 --repeats 3
+    python -m benchmarks.experiments.handoff --lines 1000000 --against 0 4 --repeats 3
 
 Steps (``where``: the process that pays; ``loop``: on the worker's event loop):
 

@@ -1,4 +1,4 @@
-"""The fewest copies any publisher must suppress, release by release (issue 8, design.md §5).
+"""The fewest copies any publisher must suppress, release by release (design.md §5).
 
 The global composition (section 2.3.2) reads whole releases: their rows, ``N(s)`` (cluster
 segments plus global bag) and the other whole releases. It does not depend on the clustering,
@@ -15,7 +15,7 @@ Written apart from :mod:`app.core.risk` (``lgamma`` sums, no shared code), so th
 a second computation, not the publisher's own. The series is published by the service with
 ``--params`` and the bound printed against what the service suppressed:
 
-    python -m benchmarks.suppression_bound --corpus 2 --rep 0.8 --seed 1 \
+    python -m benchmarks.experiments.suppression_bound --corpus 2 --rep 0.8 --seed 1 \
         --params '{"max_suppression": 1.0}'
 """
 

@@ -1,4 +1,4 @@
-"""Can counterfeits be told from true rows by how rare their set is? (issue 20, item 1)
+"""Can counterfeits be told from true rows by how rare their set is?
 
 Publishes one SeGen series per setting with Sanony, once per ``counterfeits`` mode (``fresh``:
 Definition 14's sets no release holds; ``blend``, the default: twins of true rows matched to
@@ -16,8 +16,9 @@ the public releases alone (the private ledgers only label the rows):
 It also prints the cost: counterfeit rows, the L1 distortion of the private copies, the rows
 over ``r_th`` by the project's own assessment (0 is the guarantee) and publish seconds.
 
-    python -m benchmarks.counterfeit_rarity --corpus 1 --size 3000 --releases 5 --seeds 1 3
-    python -m benchmarks.counterfeit_rarity --corpus 2 --size 5000 --json out.json
+    python -m benchmarks.experiments.counterfeit_rarity --corpus 1 --size 3000 --releases 5 \\
+        --seeds 1 3
+    python -m benchmarks.experiments.counterfeit_rarity --corpus 2 --size 5000 --json out.json
 """
 
 from __future__ import annotations

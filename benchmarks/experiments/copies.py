@@ -1,4 +1,4 @@
-"""Counts analysts read: private copies published against true, release by release (issue 19).
+"""Counts analysts read: private copies published against true, release by release.
 
 Publishes one SeGen series twice with Sanony, once with BP's least global lift (the default)
 and once with Lemma 4's on whole releases (``global_lift: "lemma4"``, the ratchet of earlier
@@ -7,8 +7,8 @@ versions), and prints per release, for each: the L1 distortion of the private co
 20%), counterfeit rows (share of the published rows), suppressed copies, publish seconds; then
 the auditors' judge on each series' public JSON. Writes a markdown table with ``--markdown``.
 
-    python -m benchmarks.copies --corpus 1 --size 3000 --releases 5 --seed 1
-    python -m benchmarks.copies --corpus 2 --size 20000 --releases 12 --markdown out.md
+    python -m benchmarks.experiments.copies --corpus 1 --size 3000 --releases 5 --seed 1
+    python -m benchmarks.experiments.copies --corpus 2 --size 20000 --releases 12 --markdown out.md
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Escalation instead of refusal (issue 20, item 2): which series escalate, how far, at what cost.
+"""Escalation instead of refusal: which series escalate, how far, at what cost.
 
 The reviewer's cases: five BMS-WebView-1 SeGen snapshots (800 transactions, rep 50%, r_th 8,
 seed 9) published in eight orders (the SeGen order and seven shuffles, ``random.Random(k)``
@@ -10,7 +10,8 @@ per term, and utility: private copies published against true (``copy_distortion`
 counterfeit rows. Every series is written as public JSON by ``serialpub publish-local`` and
 judged by the auditors' reference judge (``../shared/auditor/judge.py DIR --worst 5``).
 
-    python -m benchmarks.escalation --results benchmarks/results/escalation.json
+    python -m benchmarks.experiments.escalation \\
+        --results benchmarks/experiments/results/escalation.json
 """
 
 from __future__ import annotations
