@@ -30,6 +30,8 @@ from typing import Any
 
 import procrastinate
 import procrastinate.exceptions
+import psycopg
+import psycopg.errors
 import sqlalchemy
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -380,6 +382,24 @@ async def _until_stopped(run_worker: Coroutine[Any, Any, None], grace_s: float) 
         raise
 
 
+def _job_taken_back(exc: BaseException) -> bool:
+    """Whether procrastinate failed to record the end of a job its queue no longer held.
+
+    The stalled-job recovery takes back the jobs of a worker whose heartbeat is late; a
+    worker starved of CPU (a full test suite beside two benchmarks) was still running one,
+    and its ``procrastinate_finish_job`` then raised "Job was not found or not in "doing" or
+    "todo" status", which stops procrastinate's worker. The job itself is the service's
+    (its row, its reconciliation), so the worker starts again rather than stop serving."""
+    cause: BaseException | None = exc
+    for _ in range(8):  # a chain, not a cycle
+        if cause is None:
+            break
+        if isinstance(cause, psycopg.errors.RaiseException) and "Job was not found" in str(cause):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 #: Seconds before procrastinate's worker is started again after it stopped on an error.
 _RESTART_S = (1.0, 2.0, 5.0, 10.0)
 
@@ -432,11 +452,13 @@ async def run_worker(
                     # procrastinate's worker stops when a statement of its own fails (its
                     # job manager waits outages out first): a service with no worker left
                     # would take posts and never run them.
-                    if not wait or not is_transient(exc):
+                    if not wait or not (is_transient(exc) or _job_taken_back(exc)):
                         raise
                     delay = _RESTART_S[min(restarts, len(_RESTART_S) - 1)]
                     _log.warning(
-                        "job worker stopped: database unavailable; restarting", after=delay
+                        "job worker stopped; restarting",
+                        after=delay,
+                        cause="job taken back" if _job_taken_back(exc) else "database unavailable",
                     )
                     restarts += 1
                     await asyncio.sleep(delay)

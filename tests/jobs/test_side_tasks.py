@@ -130,3 +130,23 @@ async def test_a_worker_that_stops_when_cancelled_is_cancelled_once(
     done, _ = await asyncio.wait({task}, timeout=5)
     assert task in done and task.cancelled()
     assert cancellations == [1]
+
+
+def test_a_job_the_queue_took_back_restarts_the_worker_rather_than_stop_it() -> None:
+    """procrastinate's finish of a job the stalled-job recovery took back (its SQL raises);
+    any other statement error still stops the worker."""
+    import procrastinate.exceptions
+    import psycopg.errors
+
+    def wrapped(cause: Exception) -> procrastinate.exceptions.ConnectorException:
+        try:
+            raise procrastinate.exceptions.ConnectorException() from cause
+        except procrastinate.exceptions.ConnectorException as exc:
+            return exc
+
+    taken = psycopg.errors.RaiseException(
+        'Job was not found or not in "doing" or "todo" status (job id: 47)'
+    )
+    assert worker._job_taken_back(wrapped(taken))
+    assert not worker._job_taken_back(wrapped(psycopg.errors.RaiseException("other")))
+    assert not worker._job_taken_back(wrapped(psycopg.errors.UndefinedTable("no table")))
