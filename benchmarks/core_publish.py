@@ -28,6 +28,7 @@ the release.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -35,9 +36,11 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from app.core.model import Publication, PublishedRelease
 from app.io.corpora import BMS_WEBVIEW_2, corpus_file
 
 DATA = corpus_file(BMS_WEBVIEW_2)
@@ -75,6 +78,7 @@ def series(
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=1)
     params = parse_params("sanony", {"r_th": r_th, "cluster_size": cluster_size, "seed": 1})
     history = SeriesHistory()
+    reading = Reading()
     for number, positions in enumerate(segen(len(corpus), size, releases, rep, seed=1), 1):
         snapshot = [Transaction(corpus[p].terms, f"p{p}") for p in positions]
         started, cpu = time.perf_counter(), time.process_time()
@@ -86,6 +90,7 @@ def series(
                 "published": len(history.releases),
                 "refused": failed.message,
                 "publish_seconds": round(time.perf_counter() - started, 3),
+                "cpu_seconds": round(time.process_time() - cpu, 3),
                 "peak_rss_mib": peak_rss_mib(),
                 "rss_mib": current_rss_mib(),
             }
@@ -94,19 +99,60 @@ def series(
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
         report = publication.report
+        peak = peak_rss_mib()
         yield {
             "release": number,
             "published": len(history.releases),
             "publish_seconds": round(seconds, 3),
             # CPU seconds of this process: less moved than wall time on a shared machine.
             "cpu_seconds": round(cpu, 3),
+            # Counted after the clock stopped (and after the peak was read).
+            **reading.add(publication.release),
+            "digest": digest(publication),
             "phases": dict(report["seconds"]),  # type: ignore[call-overload]
             "repair_rounds": report.get("repair_rounds"),
             "rows": publication.release.n_rows,
             "counterfeits": int(report["counterfeits"]),  # type: ignore[call-overload]
-            "peak_rss_mib": peak_rss_mib(),
+            "peak_rss_mib": peak,
             "rss_mib": current_rss_mib(),
         }
+
+
+class Reading:
+    """What the adversary of design.md §4 reads at release k, counted from the public
+    releases: the pairs of whole releases whose overlap ``N(O)`` is not empty (the global
+    composition's overlaps, formula 12 multiplies one factor per such pair a row lies in or
+    out of), and the row patterns (each distinct row of each release has one, its z code in
+    each overlap with every other release) with their codes (patterns x (k - 1)). The
+    publication's CPU seconds over these units is its cost per unit read."""
+
+    def __init__(self) -> None:
+        self.counts: list[Counter[tuple[str, ...]]] = []
+        self.overlaps = 0
+
+    def add(self, release: PublishedRelease) -> dict[str, int]:
+        counts = release.row_counts()
+        self.overlaps += sum(1 for other in self.counts if not counts.keys().isdisjoint(other))
+        self.counts.append(counts)
+        patterns = sum(map(len, self.counts))
+        return {
+            "overlaps": self.overlaps,
+            "row_patterns": patterns,
+            "pattern_codes": patterns * (len(self.counts) - 1),
+        }
+
+
+def digest(publication: Publication) -> str:
+    """SHA-256 of the release's public document and its ledger, canonical JSON: equal digests
+    are byte-identical releases (an optimisation must leave them so for a given seed)."""
+    from app.io.ledger import ledger_document
+    from app.io.public import release_document
+
+    document = {
+        "public": release_document(publication.release, "s", "sanony", {}),
+        "ledger": ledger_document(publication.release, publication.ledger),
+    }
+    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
 
 def run_one(

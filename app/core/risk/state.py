@@ -124,8 +124,16 @@ class ReleaseState:
 
     def __post_init__(self) -> None:
         if not self.row_counts:
+            row_counts = self.row_counts
             for cluster in self.clusters:
-                self.row_counts.update(cluster.counts)
+                if row_counts.keys().isdisjoint(cluster.counts):
+                    # Counter.update adds a mapping key by key in Python; a cluster whose
+                    # sets no earlier cluster holds (every set is in one cluster of a release,
+                    # design.md §5.6) is merged as a dict, in the same order: 13% of
+                    # loading 19 published releases of 20,000 rows.
+                    dict.update(row_counts, cluster.counts)
+                else:
+                    row_counts.update(cluster.counts)
         self.n = sum(self.row_counts.values())
 
     def totals(self) -> Counter[str]:
@@ -222,6 +230,35 @@ class SeriesState:
         if not release.row_counts[row]:
             del release.row_counts[row]
         return row
+
+    def set_row(self, ref: ClusterRef, position: int, row: Row) -> None:
+        """Put ``row`` in place of the row at ``position`` of a cluster, keeping every count,
+        the index, ``N(O)`` and the log right: what :meth:`remove_last_row` then
+        :meth:`add_row` would do, at any position (a what-if on the release being built whose
+        rows are replaced in place, such as decoupling's trials; ``N(T*)`` does not move)."""
+        cluster = self.cluster(ref)
+        release = self.releases[ref[0]]
+        rows = cluster.own_rows()
+        old = rows[position]
+        if old == row:
+            return
+        self._count_overlaps(ref[0], old, -1)
+        cluster.counts[old] -= 1
+        release.row_counts[old] -= 1
+        if not cluster.counts[old]:
+            del cluster.counts[old]
+            self.index[old].discard(ref)
+        if not release.row_counts[old]:
+            del release.row_counts[old]
+        self.row_log.append((ref[0], old))
+        rows[position] = row
+        cluster.counts[row] += 1
+        release.row_counts[row] += 1
+        self.index.setdefault(row, set()).add(ref)
+        self._count_overlaps(ref[0], row, 1)
+        self.row_log.append((ref[0], row))
+        cluster.revision += 1
+        release.revision += 1
 
     def holders(self, row: Row) -> AbstractSet[ClusterRef]:
         """The clusters that hold ``row`` (read-only). A row no cluster holds shares one empty
