@@ -101,8 +101,8 @@ def summary(long: list[dict[str, Any]], short: list[dict[str, Any]]) -> dict[str
 def compare(results: dict[str, Any], before: str, after: str) -> list[int]:
     """Releases whose digests differ between two labelled runs (a refusal on one side only
     counts as differing)."""
-    a = {r["release"]: r.get("digest") for r in results[before]["series"]}
-    b = {r["release"]: r.get("digest") for r in results[after]["series"]}
+    a = {r["release"]: (r.get("digest"), r.get("refused")) for r in results[before]["series"]}
+    b = {r["release"]: (r.get("digest"), r.get("refused")) for r in results[after]["series"]}
     return [n for n in sorted(set(a) | set(b)) if a.get(n) != b.get(n)]
 
 

@@ -87,6 +87,9 @@ def publish_true_rows(
         try:
             publication = _build(history, corpus, private_terms, params, report, merge, emptied)
         except _Pinned as pinned:
+            # The traceback holds the failed build's frames, and with them its series state
+            # and global composition, as large again as the decoupling's own: let them go.
+            pinned.__traceback__ = None
             found = None
             if not emptied:
                 report("bp")
