@@ -16,6 +16,11 @@ a figure is a median over several runs; the machine is shared).
 A refused release (``PublicationFailed``) is recorded with its number and reason and the series
 goes on without it, as the service would (nothing stored).
 
+One large release (``--lines N``): N lines of the corpus repeated, one release at the
+defaults, its peak RSS and bytes per term occurrence (what the upload caps are sized by):
+
+    python benchmarks/core_publish.py --lines 1000000 --json benchmarks/results/release_1m.json
+
 Series length (issue 21 item 1): one series of ``--releases`` releases of the first size, in
 this process, one JSON line per release appended to ``--out`` (default
 ``benchmarks/results/series_length.jsonl``): publish seconds (wall and CPU), seconds per
@@ -161,6 +166,43 @@ def digest(publication: Publication) -> str:
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
 
+def one_large_release(lines: int, r_th: float, data: Path) -> dict:
+    """One release of ``lines`` lines (the corpus repeated from its start) published at the
+    defaults (only ``r_th`` given, a fixed seed), as the compute child publishes it: peak RSS
+    (``ru_maxrss``) after the corpus is read and after the publication, and per term
+    occurrence of the release the bytes of the whole peak and of the publication's own rise."""
+    from app.core.history import SeriesHistory
+    from app.core.model import Transaction
+    from app.core.params import parse_params
+    from app.core.pipeline import publish
+    from app.core.segen import choose_private_terms
+    from app.io.corpus import read_corpus
+
+    corpus = read_corpus(data)
+    private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=1)
+    snapshot = [Transaction(corpus[i % len(corpus)].terms, f"p{i}") for i in range(lines)]
+    del corpus
+    terms = sum(len(t.terms) for t in snapshot)
+    params = parse_params("sanony", {"r_th": r_th, "seed": 1})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    started, cpu = time.perf_counter(), time.process_time()
+    publication = publish("sanony", SeriesHistory(), snapshot, private, params)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {
+        "lines": lines,
+        "terms": terms,
+        "rows": publication.release.n_rows,
+        "publish_seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
+        "phases": dict(publication.report["seconds"]),  # type: ignore[call-overload]
+        "rss_before_publish_mib": round(before / 2**20, 1),
+        "peak_rss_mib": round(peak / 2**20, 1),
+        "bytes_per_term": round(peak / terms),
+        "publish_bytes_per_term": round((peak - before) / terms),
+    }
+
+
 def run_one(
     size: int, releases: int, rep: float, r_th: float, cluster_size: int, data: Path
 ) -> dict:
@@ -247,9 +289,18 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs per size; the table gives their medians"
     )
+    parser.add_argument(
+        "--lines", type=int, help="one release of this many lines (the corpus repeated)"
+    )
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"benchmark corpus not found: {args.data}")
+    if args.lines:
+        result = one_large_release(args.lines, args.r_th, args.data)
+        print(json.dumps(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1) + "\n")
+        return
     if args.series:
         run_series(args)
         return
