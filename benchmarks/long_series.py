@@ -18,6 +18,7 @@ row pattern and per overlap read at releases 2 and 20. Every run is kept under i
 
     python -m benchmarks.long_series --label after
     python -m benchmarks.long_series --compare before after   # digests equal, release by release
+    python -m benchmarks.long_series --table before after     # markdown, release by release
 """
 
 from __future__ import annotations
@@ -106,6 +107,29 @@ def compare(results: dict[str, Any], before: str, after: str) -> list[int]:
     return [n for n in sorted(set(a) | set(b)) if a.get(n) != b.get(n)]
 
 
+def table(results: dict[str, Any], before: str, after: str) -> str:
+    """Markdown, release by release: CPU and peak RSS of two labelled runs, what the
+    adversary reads at the release, and the after run's CPU microseconds per row pattern."""
+    a = {r["release"]: r for r in results[before]["series"]}
+    b = {r["release"]: r for r in results[after]["series"]}
+    lines = [
+        "| release | CPU s before | CPU s after | peak RSS MiB before / after | overlaps "
+        "| row patterns | µs per row pattern after | same release |",
+        "|---:|---:|---:|---:|---:|---:|---:|:---|",
+    ]
+    for n in sorted(b):
+        x, y = a.get(n, {}), b[n]
+        same = (x.get("digest"), x.get("refused")) == (y.get("digest"), y.get("refused"))
+        unit = f"{1e6 * y['cpu_seconds'] / y['row_patterns']:.1f}" if y.get("row_patterns") else ""
+        lines.append(
+            f"| {n}{' (refused)' if 'refused' in y else ''} | {x.get('cpu_seconds', '')} "
+            f"| {y.get('cpu_seconds', '')} | {x.get('peak_rss_mib', '')} / {y['peak_rss_mib']} "
+            f"| {y.get('overlaps', '')} | {y.get('row_patterns', '')} | {unit} "
+            f"| {'yes' if same else 'NO'} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -116,8 +140,12 @@ def main() -> None:
     parser.add_argument("--r-th", type=float, default=8.0)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
+    parser.add_argument("--table", nargs=2, metavar=("BEFORE", "AFTER"))
     args = parser.parse_args()
     results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {}
+    if args.table:
+        print(table(results, *args.table))
+        return
     if args.compare:
         differing = compare(results, *args.compare)
         print("identical" if not differing else f"releases differing: {differing}")
