@@ -29,6 +29,11 @@ MAINTAINED: tuple[Benchmark, ...] = (
         "python benchmarks/core_publish.py --sizes 10000 20000 40000",
     ),
     Benchmark(
+        "long_series",
+        "the default guarantee over 20 releases of 20,000 rows: CPU, memory, what is read",
+        "python -m benchmarks.long_series --label after",
+    ),
+    Benchmark(
         "series_length_figure",
         "publish time and memory against release number, from core_publish --series runs",
         "python -m benchmarks.series_length_figure"

@@ -16,6 +16,11 @@ figure is a median over several runs; the machine is shared).
 A refused release (``PublicationFailed``) is recorded with its number and reason and the series
 goes on without it, as the service would (nothing stored).
 
+One large release (``--lines N``): N lines of the corpus repeated, one release at the
+defaults, its peak RSS and bytes per term occurrence (what the upload caps are sized by):
+
+    python benchmarks/core_publish.py --lines 1000000 --json benchmarks/results/release_1m.json
+
 Series length: one series of ``--releases`` releases of the first size, in
 this process, one JSON line per release appended to ``--out`` (default
 ``benchmarks/results/series_length.jsonl``): publish seconds (wall and CPU), seconds per
@@ -28,6 +33,7 @@ the release.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -35,9 +41,10 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from app.core.model import Publication, PublishedRelease
 from app.io.corpora import BMS_WEBVIEW_2, corpus_file
 
 DATA = corpus_file(BMS_WEBVIEW_2)
@@ -75,6 +82,7 @@ def series(
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=1)
     params = parse_params("sanony", {"r_th": r_th, "cluster_size": cluster_size, "seed": 1})
     history = SeriesHistory()
+    reading = Reading()
     for number, positions in enumerate(segen(len(corpus), size, releases, rep, seed=1), 1):
         snapshot = [Transaction(corpus[p].terms, f"p{p}") for p in positions]
         started, cpu = time.perf_counter(), time.process_time()
@@ -86,6 +94,7 @@ def series(
                 "published": len(history.releases),
                 "refused": failed.message,
                 "publish_seconds": round(time.perf_counter() - started, 3),
+                "cpu_seconds": round(time.process_time() - cpu, 3),
                 "peak_rss_mib": peak_rss_mib(),
                 "rss_mib": current_rss_mib(),
             }
@@ -94,19 +103,104 @@ def series(
         history.releases.append(publication.release)
         history.ledgers.append(publication.ledger)
         report = publication.report
+        peak = peak_rss_mib()
         yield {
             "release": number,
             "published": len(history.releases),
             "publish_seconds": round(seconds, 3),
             # CPU seconds of this process: less moved than wall time on a shared machine.
             "cpu_seconds": round(cpu, 3),
+            # Counted after the clock stopped (and after the peak was read).
+            **reading.add(history.releases),
+            "digest": digest(publication),
             "phases": dict(report["seconds"]),  # type: ignore[call-overload]
             "repair_rounds": report.get("repair_rounds"),
             "rows": publication.release.n_rows,
             "counterfeits": int(report["counterfeits"]),  # type: ignore[call-overload]
-            "peak_rss_mib": peak_rss_mib(),
+            "peak_rss_mib": peak,
             "rss_mib": current_rss_mib(),
         }
+
+
+class Reading:
+    """What the adversary of design.md §4 reads at release k, counted from the public
+    releases: the pairs of whole releases whose overlap ``N(O)`` is not empty (the global
+    composition's overlaps, formula 12 multiplies one factor per such pair a row lies in or
+    out of), and the row patterns (each distinct row of each release has one, its z code in
+    each overlap with every other release) with their codes (patterns x (k - 1)). The
+    publication's CPU seconds over these units is its cost per unit read. Counted after the
+    clock stopped, from the published releases, keeping only counts (the series' peak memory
+    is not the benchmark's)."""
+
+    def __init__(self) -> None:
+        self.distinct: list[int] = []
+        self.overlaps = 0
+
+    def add(self, releases: Sequence[PublishedRelease]) -> dict[str, int]:
+        """Count the newest of ``releases`` in."""
+        new = {row for cluster in releases[-1].clusters for row in cluster.rows}
+        self.overlaps += sum(
+            1
+            for release in releases[:-1]
+            if any(row in new for cluster in release.clusters for row in cluster.rows)
+        )
+        self.distinct.append(len(new))
+        patterns = sum(self.distinct)
+        return {
+            "overlaps": self.overlaps,
+            "row_patterns": patterns,
+            "pattern_codes": patterns * (len(self.distinct) - 1),
+        }
+
+
+def digest(publication: Publication) -> str:
+    """SHA-256 of the release's public document and its ledger, canonical JSON: equal digests
+    are byte-identical releases (an optimisation must leave them so for a given seed)."""
+    from app.io.ledger import ledger_document
+    from app.io.public import release_document
+
+    document = {
+        "public": release_document(publication.release, "s", "sanony", {}),
+        "ledger": ledger_document(publication.release, publication.ledger),
+    }
+    return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+
+def one_large_release(lines: int, r_th: float, data: Path) -> dict:
+    """One release of ``lines`` lines (the corpus repeated from its start) published at the
+    defaults (only ``r_th`` given, a fixed seed), as the compute child publishes it: peak RSS
+    (``ru_maxrss``) after the corpus is read and after the publication, and per term
+    occurrence of the release the bytes of the whole peak and of the publication's own rise."""
+    from app.core.history import SeriesHistory
+    from app.core.model import Transaction
+    from app.core.params import parse_params
+    from app.core.pipeline import publish
+    from app.core.segen import choose_private_terms
+    from app.io.corpus import read_corpus
+
+    corpus = read_corpus(data)
+    private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=1)
+    snapshot = [Transaction(corpus[i % len(corpus)].terms, f"p{i}") for i in range(lines)]
+    del corpus
+    terms = sum(len(t.terms) for t in snapshot)
+    params = parse_params("sanony", {"r_th": r_th, "seed": 1})
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    started, cpu = time.perf_counter(), time.process_time()
+    publication = publish("sanony", SeriesHistory(), snapshot, private, params)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {
+        "lines": lines,
+        "terms": terms,
+        "rows": publication.release.n_rows,
+        "publish_seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
+        "phases": dict(publication.report["seconds"]),  # type: ignore[call-overload]
+        "rss_before_publish_mib": round(before / 2**20, 1),
+        "peak_rss_mib": round(peak / 2**20, 1),
+        "bytes_per_term": round(peak / terms),
+        "publish_bytes_per_term": round((peak - before) / terms),
+    }
 
 
 def run_one(
@@ -195,9 +289,18 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs per size; the table gives their medians"
     )
+    parser.add_argument(
+        "--lines", type=int, help="one release of this many lines (the corpus repeated)"
+    )
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"benchmark corpus not found: {args.data}")
+    if args.lines:
+        result = one_large_release(args.lines, args.r_th, args.data)
+        print(json.dumps(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1) + "\n")
+        return
     if args.series:
         run_series(args)
         return

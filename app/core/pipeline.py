@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -42,7 +44,8 @@ def publish(
     declared = get_method(method)
     validate_corpus(corpus, require_individual=declared.individuals != "ignored")
     params = with_secret(params)
-    publication = declared.publish(history, corpus, private_terms, params, progress)
+    with _no_cyclic_collection():
+        publication = declared.publish(history, corpus, private_terms, params, progress)
     warnings: list[dict[str, str]] = []
     if isinstance(params, PublishParams):
         publication.ledger.randomness = randomness_record(params.seed, params.secret)
@@ -64,6 +67,24 @@ def publish(
     if warnings:
         publication.report["warnings"] = warnings
     return publication
+
+
+@contextmanager
+def _no_cyclic_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused while a release is built, as it was after.
+
+    A publication makes millions of small objects (the series state, row patterns, counts)
+    that live until it returns and are freed by their reference counts; each of the
+    collector's full passes walked them and the whole history again, and their number grows
+    with the series: 16% of release 18's CPU on the 20 x 20,000 BMS-WebView-2 series. Nothing
+    a publication computes depends on the collector."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 #: A published population rate at or above this share discloses a private term by itself.

@@ -80,13 +80,20 @@ def publish_true_rows(
     steps: list[dict[str, object]] = []
     merge, clusters = 1, None
     emptied: list[int] = []
+    #: Seconds of the decoupling's search, reported beside the phases of the build that
+    #: published (each build reports its own).
+    decoupling = 0.0
     while True:
         try:
             publication = _build(history, corpus, private_terms, params, report, merge, emptied)
         except _Pinned as pinned:
+            # The traceback holds the failed build's frames, and with them its series state
+            # and global composition, as large again as the decoupling's own: let them go.
+            pinned.__traceback__ = None
             found = None
             if not emptied:
                 report("bp")
+                started = time.perf_counter()
                 found = decouple(
                     history.releases,
                     pinned.rows,
@@ -94,6 +101,7 @@ def publish_true_rows(
                     sorted(pinned.pinned),
                     params.r_th,
                 )
+                decoupling += time.perf_counter() - started
             budget = int(params.max_generalised * len(corpus))
             if not found or len(found) > budget:
                 needed = None if not found else len(found) / max(len(corpus), 1)
@@ -117,6 +125,8 @@ def publish_true_rows(
                 raise _stuck_refusal(history.next_release_no, params.r_th, stuck, steps) from None
             merge *= 2
             continue
+        if decoupling:
+            publication.report["seconds"]["decoupling"] = round(decoupling, 4)  # type: ignore[index]
         if steps:
             last = {"step": "coarser_clusters", "merge": merge} if merge > 1 else steps.pop()
             publication.report["escalation"] = {
