@@ -129,9 +129,11 @@ async def requeue_dead_here(runtime: Runtime) -> int:
 
 
 #: Jobs this process ran that the queue holds as ``doing`` with nobody running them, as seen
-#: by the last reconciliation: ``{job id: the queue's attempts}``. Acted on when seen twice,
-#: so that a job the queue has just handed out, whose run has not started yet, is left be.
-_UNRUN: dict[uuid.UUID, int] = {}
+#: by a worker's last reconciliation: ``{job id: the queue's attempts}``. Acted on when seen
+#: twice, so that a job the queue has just handed out, whose run has not started yet, is left
+#: be. Each worker keeps its own (:func:`_recovery_loop`): one shared by two workers of one
+#: process, on two databases, was cleared by the other's round and never saw a job twice.
+Unrun = dict[uuid.UUID, int]
 
 _LOST = """
 SELECT j.id, p.status, p.attempts FROM jobs j
@@ -143,7 +145,7 @@ WHERE j.status IN ('queued', 'running') AND j.procrastinate_job_id IS NOT NULL
 """
 
 
-async def reconcile_with_queue(runtime: Runtime) -> int:
+async def reconcile_with_queue(runtime: Runtime, seen: Unrun) -> int:
     """Bring the rows of jobs in line with the queue; returns how many were changed.
 
     A job ``queued`` or ``running`` whose queue job has ended (``failed``, ``succeeded``,
@@ -163,9 +165,9 @@ async def reconcile_with_queue(runtime: Runtime) -> int:
         for job_id, (status, attempts) in found.items()
         if status == "doing" and job_id not in RUNNING
     }
-    stuck = {job_id for job_id, attempts in unrun.items() if _UNRUN.get(job_id) == attempts}
-    _UNRUN.clear()
-    _UNRUN.update({k: v for k, v in unrun.items() if k not in stuck})
+    stuck = {job_id for job_id, attempts in unrun.items() if seen.get(job_id) == attempts}
+    seen.clear()
+    seen.update({k: v for k, v in unrun.items() if k not in stuck})
     lost = [job_id for job_id, (status, _) in found.items() if status != "doing"]
     changed = 0
     for job_id in [*lost, *stuck]:
@@ -261,11 +263,12 @@ async def check_server_settings(runtime: Runtime) -> list[str]:
 
 
 async def _recovery_loop(app: procrastinate.App, runtime: Runtime) -> None:
+    seen: Unrun = {}
     while True:
         steps: list[Callable[[], Awaitable[object]]] = [
             lambda: requeue_dead_here(runtime),
             lambda: recover_stalled(app, runtime),
-            lambda: reconcile_with_queue(runtime),
+            lambda: reconcile_with_queue(runtime, seen),
             lambda: observe_database_size(runtime),
         ]
         for step in steps:
