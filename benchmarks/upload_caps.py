@@ -200,7 +200,9 @@ def run_api_sizes(args: argparse.Namespace) -> list[dict[str, Any]]:
             _api_only(url, data_dir, args.server_log, caps) as (base, pid),
             httpx.Client(base_url=base, timeout=7200) as client,
         ):
-            client.post("/v1/series", headers=ADMIN, json={"name": "s"}).raise_for_status()
+            client.post(
+                "/v1/series", headers=ADMIN, json={"name": "s", "private_terms": ["10307"]}
+            ).raise_for_status()
             rss.watch("api", pid)
             time.sleep(0.5)
             start = rss.peak.get("api", 0)
