@@ -138,6 +138,8 @@ def run_defaults(args: argparse.Namespace) -> list[dict[str, Any]]:
         httpx.Client(base_url=base, timeout=7200) as client,
     ):
         for name, lines, terms in cases:
+            if args.cases and name not in args.cases:
+                continue
             _series(client, name, terms)
             rss.reset()
             load = os.getloadavg()[0]
@@ -236,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--database-url", default=os.environ.get("TEST_DATABASE_URL"))
     parser.add_argument("--api-sizes", type=int, nargs="+")
+    parser.add_argument("--cases", nargs="+", help="bms-1m, wide-1m, over-cap, too-large")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for both")
     parser.add_argument("--server-log", type=Path, default=Path("/tmp/serialpub-caps.log"))
     parser.add_argument("--json", type=Path, help="append the results here (JSON lines)")
