@@ -14,7 +14,14 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-__all__ = ["MEMORY_FLOOR_MIB", "MEMORY_PER_TERM", "SEED_REFUSED", "Settings", "get_settings"]
+__all__ = [
+    "MEMORY_FLOOR_MIB",
+    "MEMORY_PER_JSON_BYTE",
+    "MEMORY_PER_TERM",
+    "SEED_REFUSED",
+    "Settings",
+    "get_settings",
+]
 
 _PLACEHOLDERS = frozenset({"changeme", "change-me", "secret", "admin", "password", "xxx", ""})
 
@@ -27,11 +34,17 @@ SEED_REFUSED = (
     "it out: each release then draws a secret kept in its private ledger"
 )
 
-#: Resident memory a term of an upload costs at its peak, in bytes, by process (measured in
-#: the issue: 2.7 GiB in the API and 4.0 GiB in the compute child for 18.1M terms; 280 bytes
-#: in all at 1.3M BMS-WebView-2 terms here), and each process's floor in MiB. The sizing
-#: rule of docs/performance.md and tests/deploy/test_memory_limits.py use them.
-MEMORY_PER_TERM: dict[str, int] = {"api": 160, "compute_child": 240}
+#: Resident memory a term of an upload costs at its peak, in bytes, by process, and each
+#: process's floor in MiB; the sizing rule of docs/lab/uploads.md and
+#: tests/deploy/test_memory_limits.py use them. Measured at 1,000,000 lines of 10 distinct
+#: terms each (10M terms, nearly every line distinct: the worst case per term;
+#: benchmarks/upload_caps.py): the API parses ``text/plain`` and ``text/csv`` as they stream
+#: into 4 bytes a term and its job input, 18 bytes a term at the peak; the compute child peaked
+#: at 248 bytes a term (the core's transactions and clusters), the worker at 130 (the release
+#: it stores and caches). BMS-WebView-2 lines, which repeat, cost the child 160.
+MEMORY_PER_TERM: dict[str, int] = {"api": 24, "compute_child": 250, "worker": 130}
+#: A JSON body is parsed whole (Python objects): bytes of the API's memory per body byte.
+MEMORY_PER_JSON_BYTE = 25
 MEMORY_FLOOR_MIB: dict[str, int] = {"api": 200, "worker": 250}
 
 
@@ -55,16 +68,16 @@ class Settings(BaseSettings):
     admin_token: str | None = Field(None, alias="SERIALPUB_ADMIN_TOKEN")
     secret: str | None = Field(None, alias="SERIALPUB_SECRET")
     # The upload caps are sized to the shipped container limits (docker-compose.yml) with the
-    # memory a term costs (MEMORY_PER_TERM): raise them together (docs/performance.md,
-    # "Sizing memory"). A 206 MiB upload within the earlier caps (1.9M lines, 18.1M terms)
-    # peaked at 4.0 GiB in the compute child and 2.7 GiB in the API: four times the limits.
-    max_body_bytes: int = Field(64 * 1024 * 1024, alias="SERIALPUB_MAX_BODY_BYTES", gt=0)
+    # memory a term costs (MEMORY_PER_TERM): raise them together (docs/lab/uploads.md). The
+    # defaults take a hospital's yearly snapshot: 1,000,000 lines of 10 terms. The body cap
+    # bounds time on the wire, not memory: text is parsed as it streams, a chunk at a time.
+    max_body_bytes: int = Field(128 * 1024 * 1024, alias="SERIALPUB_MAX_BODY_BYTES", gt=0)
     #: JSON bodies are parsed whole (Python objects, ~25 bytes per body byte): their own cap.
     max_json_bytes: int = Field(16 * 1024 * 1024, alias="SERIALPUB_MAX_JSON_BYTES", gt=0)
     max_transactions: int = Field(1_000_000, alias="SERIALPUB_MAX_TRANSACTIONS", gt=0)
     max_terms_per_transaction: int = Field(1_000, alias="SERIALPUB_MAX_TERMS_PER_TRANSACTION", gt=0)
     max_distinct_terms: int = Field(200_000, alias="SERIALPUB_MAX_DISTINCT_TERMS", gt=0)
-    max_terms_per_release: int = Field(4_000_000, alias="SERIALPUB_MAX_TERMS_PER_RELEASE", gt=0)
+    max_terms_per_release: int = Field(11_000_000, alias="SERIALPUB_MAX_TERMS_PER_RELEASE", gt=0)
     in_process_worker: bool = Field(True, alias="SERIALPUB_IN_PROCESS_WORKER")
     #: Jobs (of different series) a worker runs at once; unset: one per CPU core.
     worker_concurrency: int | None = Field(None, alias="SERIALPUB_WORKER_CONCURRENCY", ge=1)

@@ -65,6 +65,16 @@ MAINTAINED: tuple[Benchmark, ...] = (
         "python -m benchmarks.service --releases 2 --clients 50 --requests 2000",
     ),
     Benchmark(
+        "upload_caps",
+        "a 1M-line snapshot at the default caps through serve and one worker; refused uploads",
+        "python -m benchmarks.upload_caps",
+    ),
+    Benchmark(
+        "child_phases",
+        "where a compute child's memory goes, phase by phase, on a 1M-line release",
+        "python -m benchmarks.child_phases --lines 1000000 --terms 10",
+    ),
+    Benchmark(
         "upload_memory",
         "peak RSS of the server while it reads a large upload",
         "python -m benchmarks.upload_memory --bytes 268435456",

@@ -186,21 +186,21 @@ def series_lines(size: int, releases: int, seed: int) -> tuple[list[list[bytes]]
 
 def upload_caps(releases: list[list[bytes]]) -> dict[str, str]:
     """The upload limits the releases need, where they exceed the defaults, as an operator
-    raises them (docs/lab/ten-million-lines.md, "Sizing memory"): a million BMS-WebView-2 lines hold
-    about 4.6 million terms, over ``SERIALPUB_MAX_TERMS_PER_RELEASE``'s default of 4 million.
+    raises them (docs/lab/uploads.md): ten million BMS-WebView-2 lines hold about 46 million
+    terms, over ``SERIALPUB_MAX_TERMS_PER_RELEASE``'s default of 11 million.
 
     >>> upload_caps([[b"1 2 3", b"4"], [b"5 6"]])
     {}
-    >>> upload_caps([[b"1 2 3"] * 2_000_000])["SERIALPUB_MAX_TERMS_PER_RELEASE"]
-    '6000000'
+    >>> upload_caps([[b"1 2 3 4 5 6"] * 2_000_000])["SERIALPUB_MAX_TERMS_PER_RELEASE"]
+    '12000000'
     """
     lines = max(len(release) for release in releases)
     terms = max(sum(line.count(b" ") + 1 for line in release) for release in releases)
     body = max(sum(len(line) + 1 for line in release) for release in releases)
     caps = {
         "SERIALPUB_MAX_TRANSACTIONS": (lines, 1_000_000),
-        "SERIALPUB_MAX_TERMS_PER_RELEASE": (terms, 4_000_000),
-        "SERIALPUB_MAX_BODY_BYTES": (body, 64 * 1024 * 1024),
+        "SERIALPUB_MAX_TERMS_PER_RELEASE": (terms, 11_000_000),
+        "SERIALPUB_MAX_BODY_BYTES": (body, 128 * 1024 * 1024),
     }
     return {name: str(need) for name, (need, default) in caps.items() if need > default}
 

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
 
 from app.api.access import AccessTrailMiddleware
+from app.api.drain import DrainUnreadBody
 from app.api.errors import install_error_handlers
 from app.api.metrics import MetricsMiddleware
 from app.api.openapi import install_openapi
@@ -100,6 +101,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     install_error_handlers(app)
+    # A refused upload's answer reaches a client still sending (app.api.drain): twice the
+    # body cap covers a body refused by a Content-Length just over it.
+    app.add_middleware(DrainUnreadBody, limit=2 * settings.max_body_bytes)
     app.add_middleware(AccessTrailMiddleware)
     app.add_middleware(MetricsMiddleware)
     for module in (health, keys, access_trail, series, releases, jobs, risk, ledger, attacks):

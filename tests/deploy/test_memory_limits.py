@@ -1,8 +1,8 @@
-"""The default upload caps fit the shipped container limits: a 206 MiB upload within
-the earlier caps (1.9M lines, 18.1M terms) peaked at 4.0 GiB in the compute child and 2.7 GiB
-in the API, against limits of 2 GiB and 1 GiB. A consistency check, not a timed test: the
-documented memory per term times the default term cap, plus each process's floor, with a 15%
-margin, stays under each container's limit."""
+"""The default upload caps fit the shipped container limits: a 206 MiB upload within earlier
+caps (1.9M lines, 18.1M terms) peaked at 4.0 GiB in the compute child and 2.7 GiB in the API,
+against limits of 2 GiB and 1 GiB. A consistency check, not a timed test: the documented memory
+per term times the default term cap (per body byte for JSON in the API), plus each process's
+floor, with a 15% margin, stays under each container's limit."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 
 import yaml
 
-from app.settings import MEMORY_FLOOR_MIB, MEMORY_PER_TERM, Settings
+from app.settings import MEMORY_FLOOR_MIB, MEMORY_PER_JSON_BYTE, MEMORY_PER_TERM, Settings
 from tests.support.database import ROOT
 
 MIB = 1 << 20
@@ -32,10 +32,12 @@ def test_default_caps_fit_the_compose_memory_limits() -> None:
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     terms = settings.max_terms_per_release
     concurrency = int(services["worker"]["environment"].get("SERIALPUB_WORKER_CONCURRENCY", 1))
-    api = MEMORY_FLOOR_MIB["api"] + terms * MEMORY_PER_TERM["api"] / MIB
-    worker = (
-        MEMORY_FLOOR_MIB["worker"] + concurrency * terms * MEMORY_PER_TERM["compute_child"] / MIB
-    )
+    # Text is parsed as it streams (bytes a term); JSON whole (bytes a body byte).
+    parse = max(terms * MEMORY_PER_TERM["api"], settings.max_json_bytes * MEMORY_PER_JSON_BYTE)
+    api = MEMORY_FLOOR_MIB["api"] + parse / MIB
+    # Each running job: its compute child, and the worker's share (the release it stores).
+    per_job = terms * (MEMORY_PER_TERM["compute_child"] + MEMORY_PER_TERM["worker"]) / MIB
+    worker = MEMORY_FLOOR_MIB["worker"] + concurrency * per_job
     assert services["app"]["environment"]["SERIALPUB_IN_PROCESS_WORKER"] == "false"
     assert api * MARGIN <= limits["app"], (api, limits)
     assert worker * MARGIN <= limits["worker"], (worker, limits)
