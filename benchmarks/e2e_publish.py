@@ -108,6 +108,18 @@ def _psql(url: str, sql: str) -> None:
         conn.execute(sql)  # type: ignore[arg-type]
 
 
+def database_bytes(url: str | None) -> int | None:
+    """The database's size on disk (``pg_database_size``), or ``None`` for the embedded one."""
+    if url is None:
+        return None
+    import psycopg
+
+    conninfo = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+    return int(row[0]) if row else None
+
+
 @contextlib.contextmanager
 def database(server_url: str | None, name: str) -> Iterator[str | None]:
     """A fresh database ``name`` on the server of ``server_url`` (dropped afterwards)."""
@@ -308,11 +320,20 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
                 load1=round(load, 2),
                 load1_after=round(os.getloadavg()[0], 2),
                 peak_rss_mib={n: round(v / 2**20) for n, v in rss.peak.items()},
+                database_mib=(
+                    None
+                    if (size_bytes := database_bytes(url)) is None
+                    else round(size_bytes / 2**20)
+                ),
                 commit=args.commit,
             )
             out.append(result)
             print(row(result), flush=True)
-            print(f"  first reads (s): {result['reads']}", file=sys.stderr, flush=True)
+            print(
+                f"  first reads (s): {result['reads']}; database {result['database_mib']} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
             with RESULTS.open("a") as sink:
                 sink.write(json.dumps(result) + "\n")
     rss.stop()
