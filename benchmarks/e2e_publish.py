@@ -287,7 +287,12 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
                 "name": "bms",
                 "method": "sanony",
                 "private_terms": private,
-                "params": {"r_th": args.r_th, "cluster_size": 10, "seed": args.seed},
+                "params": {
+                    "r_th": args.r_th,
+                    "cluster_size": 10,
+                    "seed": args.seed,
+                    **json.loads(args.params),
+                },
             },
         ).raise_for_status()
         for k, lines in enumerate(releases):
@@ -306,6 +311,7 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
                                 "size": size,
                                 "against": k,
                                 "refused": str(refused),
+                                "params": json.loads(args.params),
                                 "commit": args.commit,
                             }
                         )
@@ -325,6 +331,7 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
                     if (size_bytes := database_bytes(url)) is None
                     else round(size_bytes / 2**20)
                 ),
+                params=json.loads(args.params),
                 commit=args.commit,
             )
             out.append(result)
@@ -418,6 +425,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--releases", type=int, default=5)
     parser.add_argument("--r-th", type=float, default=8.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--params",
+        default="{}",
+        help="the series' further parameters, as JSON (e.g. '{\"max_generalised\": 0.6}')",
+    )
     parser.add_argument(
         "--database-url",
         default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres",

@@ -172,7 +172,10 @@ async def test_a_run_the_queue_holds_for_this_process_but_nobody_runs_is_taken_b
                 "WHERE last_heartbeat > now() + interval '1 minute'"
             )
     assert done["status"] == "succeeded" and done["release_no"] == 1, done
-    assert [i["reason"] for i in done["interruptions"]] == ["queue_lost"]
+    # The app's own worker may take the queue's job between the test's insert and its edit
+    # (a loaded machine), and its run then ends at once: a second take-back, also queue_lost.
+    reasons = [i["reason"] for i in done["interruptions"]]
+    assert reasons and set(reasons) == {"queue_lost"}, reasons
 
 
 async def test_metrics_show_the_database_size(client: httpx.AsyncClient) -> None:
