@@ -76,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--terms", type=int, default=10)
     parser.add_argument("--vocabulary", type=int, default=20_000)
+    parser.add_argument(
+        "--params",
+        default="{}",
+        help='further parameters, as JSON (e.g. \'{"guarantee": "paper"}\')',
+    )
     args = parser.parse_args(argv)
     lines = wide_lines(args.lines, args.terms, args.vocabulary)
     corpus = asyncio.run(
@@ -93,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     transactions, private, _ = publication_input(corpus, ["10001", "10002"], [], "casefold")
     del corpus
     gc.freeze()
-    params = parse_params("sanony", {"r_th": 8, "cluster_size": 10, "seed": 1})
+    extra = json.loads(args.params)
+    params = parse_params("sanony", {"r_th": 8, "cluster_size": 10, "seed": 1, **extra})
     phases.enter("validate")
     publication = pipeline.publish(
         "sanony", SeriesHistory(), transactions, private, params, phases.enter
@@ -103,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {
         "lines": args.lines,
         "terms": terms,
+        "params": extra,
         "rows_published": sum(len(c.rows) for c in publication.release.clusters),
         "peak_mib": {k: round(v / 2**20) for k, v in phases.peaks.items()},
         "seconds": phases.seconds,
