@@ -385,22 +385,38 @@ async def _until_stopped(run_worker: Coroutine[Any, Any, None], grace_s: float) 
         raise
 
 
-def _job_taken_back(exc: BaseException) -> bool:
-    """Whether procrastinate failed to record the end of a job its queue no longer held.
+def _taken_back(exc: BaseException) -> str | None:
+    """What the queue took back from procrastinate's worker, when that is why it stopped:
+    ``"job"``, ``"worker"`` or ``None``.
 
-    The stalled-job recovery takes back the jobs of a worker whose heartbeat is late; a
-    worker starved of CPU (a full test suite beside two benchmarks) was still running one,
-    and its ``procrastinate_finish_job`` then raised "Job was not found or not in "doing" or
-    "todo" status", which stops procrastinate's worker. The job itself is the service's
-    (its row, its reconciliation), so the worker starts again rather than stop serving."""
+    - A job: the stalled-job recovery takes back the jobs of a worker whose heartbeat is late;
+      a worker starved of CPU (a full test suite beside two benchmarks) was still running one,
+      and its ``procrastinate_finish_job`` then raised "Job was not found or not in "doing" or
+      "todo" status".
+    - The worker itself: every worker that starts prunes the workers whose heartbeat is older
+      than ``SERIALPUB_STALLED_AFTER``; a pruned worker goes on beating (an update of no row)
+      until it fetches a job, which its missing row refuses (``procrastinate_jobs_worker_id_
+      fkey``). A test that blocked its event loop, then started a worker, left the suite's
+      in-process worker so: every later post stayed queued.
+
+    Either way procrastinate's worker stops, and the jobs are the service's own (their rows,
+    the reconciliation): the worker starts again, registered anew, rather than stop serving."""
     cause: BaseException | None = exc
     for _ in range(8):  # a chain, not a cycle
         if cause is None:
             break
         if isinstance(cause, psycopg.errors.RaiseException) and "Job was not found" in str(cause):
-            return True
+            return "job"
+        if isinstance(cause, psycopg.errors.ForeignKeyViolation) and (
+            cause.diag.constraint_name == _WORKER_FKEY or _WORKER_FKEY in str(cause)
+        ):
+            return "worker"
         cause = cause.__cause__ or cause.__context__
-    return False
+    return None
+
+
+#: The queue's reference from a running job to the worker that fetched it.
+_WORKER_FKEY = "procrastinate_jobs_worker_id_fkey"
 
 
 #: Seconds before procrastinate's worker is started again after it stopped on an error.
@@ -455,13 +471,14 @@ async def run_worker(
                     # procrastinate's worker stops when a statement of its own fails (its
                     # job manager waits outages out first): a service with no worker left
                     # would take posts and never run them.
-                    if not wait or not (is_transient(exc) or _job_taken_back(exc)):
+                    taken_back = _taken_back(exc)
+                    if not wait or not (is_transient(exc) or taken_back):
                         raise
                     delay = _RESTART_S[min(restarts, len(_RESTART_S) - 1)]
                     _log.warning(
                         "job worker stopped; restarting",
                         after=delay,
-                        cause="job taken back" if _job_taken_back(exc) else "database unavailable",
+                        cause=f"{taken_back} taken back" if taken_back else "database unavailable",
                     )
                     restarts += 1
                     await asyncio.sleep(delay)

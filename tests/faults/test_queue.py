@@ -183,3 +183,4 @@ async def test_metrics_show_the_database_size(client: httpx.AsyncClient) -> None
     text = (await client.get("/metrics")).text
     (line,) = [ln for ln in text.splitlines() if ln.startswith("serialpub_database_size_bytes")]
     assert float(line.split()[-1]) > 1_000_000
+

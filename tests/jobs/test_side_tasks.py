@@ -132,7 +132,7 @@ async def test_a_worker_that_stops_when_cancelled_is_cancelled_once(
     assert cancellations == [1]
 
 
-def test_a_job_the_queue_took_back_restarts_the_worker_rather_than_stop_it() -> None:
+def test_a_job_or_worker_the_queue_took_back_restarts_the_worker_rather_than_stop_it() -> None:
     """procrastinate's finish of a job the stalled-job recovery took back (its SQL raises);
     any other statement error still stops the worker."""
     import procrastinate.exceptions
@@ -147,6 +147,11 @@ def test_a_job_the_queue_took_back_restarts_the_worker_rather_than_stop_it() -> 
     taken = psycopg.errors.RaiseException(
         'Job was not found or not in "doing" or "todo" status (job id: 47)'
     )
-    assert worker._job_taken_back(wrapped(taken))
-    assert not worker._job_taken_back(wrapped(psycopg.errors.RaiseException("other")))
-    assert not worker._job_taken_back(wrapped(psycopg.errors.UndefinedTable("no table")))
+    assert worker._taken_back(wrapped(taken)) == "job"
+    pruned = psycopg.errors.ForeignKeyViolation(
+        'insert or update on table "procrastinate_jobs" violates foreign key constraint '
+        '"procrastinate_jobs_worker_id_fkey"'
+    )
+    assert worker._taken_back(wrapped(pruned)) == "worker"
+    assert worker._taken_back(wrapped(psycopg.errors.RaiseException("other"))) is None
+    assert worker._taken_back(wrapped(psycopg.errors.UndefinedTable("no table"))) is None
