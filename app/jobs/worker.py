@@ -176,6 +176,11 @@ async def reconcile_with_queue(runtime: Runtime, seen: Unrun) -> int:
     return changed
 
 
+#: Runs the queue may end before a job starts, in a row, before the job fails
+#: ``job_interrupted``: ten rounds of the reconciliation (``SERIALPUB_STALLED_AFTER`` apart).
+LOST_BEFORE_START_LIMIT = 10
+
+
 async def _reconcile(
     session: AsyncSession, runtime: Runtime, job_id: uuid.UUID, *, doing: bool
 ) -> int:
@@ -203,14 +208,16 @@ async def _reconcile(
         await repo.finish(job, "failed", error=CANCELLED)
         return 1
     # Runs the queue ended before the job's code started one (the attempt count did not
-    # move): a task failing at once would otherwise be queued again forever.
+    # move): a task failing at once would otherwise be queued again forever. The limit is
+    # rounds, not attempts: a run that ends before it starts also happens, a few times, when a
+    # worker stops or the database restarts under it (a restart test met three in 4 s).
     unstarted = sum(
         1
         for i in job.interruptions or []
         if i.get("reason") == "queue_lost" and i.get("attempt") == job.attempts
     )
     max_attempts = runtime.settings.job_max_attempts
-    if job.attempts >= max_attempts or unstarted >= max_attempts:
+    if job.attempts >= max_attempts or unstarted >= LOST_BEFORE_START_LIMIT:
         await repo.finish(
             job,
             "failed",

@@ -116,10 +116,11 @@ async def test_a_job_the_queue_keeps_losing_before_it_starts_fails_rather_than_l
     client: httpx.AsyncClient,
 ) -> None:
     """A worker whose task fails before the job's code runs (its attempt count never moves)
-    would have it queued again every few seconds for good: it fails once the queue lost as
-    many runs as ``SERIALPUB_JOB_MAX_ATTEMPTS`` allows."""
+    would have it queued again every few seconds for good: it fails once the queue lost
+    ``LOST_BEFORE_START_LIMIT`` runs before the job started."""
+    from app.jobs.worker import LOST_BEFORE_START_LIMIT as limit
+
     await setup_series(client)
-    limit = client.app.state.runtime.settings.job_max_attempts  # type: ignore[attr-defined]
     lost = [{"at": "2026-01-01T00:00:00+00:00", "reason": "queue_lost", "attempt": 1}] * limit
     job_id = await _job_the_queue_ended(client, "failed", attempts=1, interruptions=lost)
     done = await wait_status(client, job_id, timeout=30)
@@ -183,4 +184,3 @@ async def test_metrics_show_the_database_size(client: httpx.AsyncClient) -> None
     text = (await client.get("/metrics")).text
     (line,) = [ln for ln in text.splitlines() if ln.startswith("serialpub_database_size_bytes")]
     assert float(line.split()[-1]) > 1_000_000
-
