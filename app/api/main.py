@@ -33,7 +33,7 @@ from app.observability import (
     logger,
     start_metrics_process,
 )
-from app.runtime import start_runtime
+from app.runtime import Runtime, start_runtime
 from app.services.access_trail import TRAIL
 from app.settings import Settings, get_settings
 from app.version import serialpub_version
@@ -42,6 +42,32 @@ from app.web import router as web_router
 __all__ = ["create_app"]
 
 _log = logger("serialpub.api")
+
+
+#: Seconds before the in-process worker starts again after it stopped on an error.
+WORKER_RESTART_S = (1.0, 2.0, 5.0, 10.0)
+
+
+async def _in_process_worker(runtime: Runtime) -> None:
+    """The API's own job worker, started again whenever it stops on an error.
+
+    A ``serialpub worker`` that stops ends its process, and its container restarts it. The
+    in-process worker has no such keeper: it stopped, and the API went on taking posts that
+    nobody ran (every later ``wait=true`` post of a full test run answered 202, its job
+    ``queued``, with no worker beating for the test database). Each stop is logged with its
+    cause."""
+    from app.jobs.worker import run_worker
+
+    restarts = 0
+    while True:
+        try:
+            await run_worker(runtime)
+            return
+        except Exception:
+            delay = WORKER_RESTART_S[min(restarts, len(WORKER_RESTART_S) - 1)]
+            _log.exception("the in-process worker stopped; restarting", after=delay)
+            restarts += 1
+            await asyncio.sleep(delay)
 
 
 def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
@@ -53,9 +79,7 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
         app.state.runtime = runtime
         worker = None
         if settings.in_process_worker:
-            from app.jobs.worker import run_worker
-
-            worker = asyncio.create_task(run_worker(runtime))
+            worker = asyncio.create_task(_in_process_worker(runtime))
         trail = asyncio.create_task(
             TRAIL.run(
                 runtime.db, settings.access_trail_flush_s, settings.access_trail_retention_days

@@ -382,6 +382,11 @@ async def _until_stopped(run_worker: Coroutine[Any, Any, None], grace_s: float) 
     try:
         await asyncio.shield(task)
     except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if task.done() and (current is None or not current.cancelling()):
+            # The worker's own task ended cancelled, not this one: it stopped by itself, and
+            # returning as if cancelled would end the caller's worker without a word.
+            raise RuntimeError("procrastinate's worker was cancelled from inside") from None
         for wait_s in (grace_s + SIDE_TASK_STOP_S, SIDE_TASK_STOP_S):
             task.cancel()
             done, _ = await asyncio.wait({task}, timeout=wait_s)

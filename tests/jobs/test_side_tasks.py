@@ -155,3 +155,14 @@ def test_a_job_or_worker_the_queue_took_back_restarts_the_worker_rather_than_sto
     assert worker._taken_back(wrapped(pruned)) == "worker"
     assert worker._taken_back(wrapped(psycopg.errors.RaiseException("other"))) is None
     assert worker._taken_back(wrapped(psycopg.errors.UndefinedTable("no table"))) is None
+
+
+async def test_a_worker_cancelled_from_inside_is_an_error_not_a_quiet_end() -> None:
+    """procrastinate's worker task ending cancelled while nobody cancelled its caller: an
+    error the caller restarts on (the API's in-process worker), not a silent stop."""
+
+    async def procrastinate_worker() -> None:
+        raise asyncio.CancelledError
+
+    with pytest.raises(RuntimeError, match="cancelled from inside"):
+        await worker._until_stopped(procrastinate_worker(), grace_s=0.1)
