@@ -135,13 +135,22 @@ queue.job_manager = OutageTolerantJobManager(queue.connector)
 
 @contextlib.asynccontextmanager
 async def open_queue(database_url: str, *, max_size: int = 4) -> AsyncIterator[procrastinate.App]:
-    """Open the queue on a fresh connection pool (one per runtime, so tests can reopen)."""
+    """Open the queue on a fresh connection pool, in an app of its own (one per runtime).
+
+    Each runtime gets its own procrastinate ``App`` with the module's tasks
+    (``App.with_connector``), never the module's app with its connector swapped
+    (``replace_connector``): two runtimes in one process (an API's in-process worker beside
+    another's, as in the tests) shared the one app, whose connector was whichever opened
+    last, so a worker fetched the other database's jobs and ran them against its own, where
+    they did not exist ("ended with status: Success" in 4 ms, the job lost and queued again
+    until it failed), while its own database's jobs waited for ever."""
     connector = procrastinate.PsycopgConnector(
         conninfo=libpq_url(database_url), min_size=1, max_size=max_size
     )
-    with queue.replace_connector(connector):
-        async with queue.open_async():
-            yield queue
+    app = queue.with_connector(connector)
+    app.job_manager = OutageTolerantJobManager(connector)
+    async with app.open_async():
+        yield app
 
 
 async def defer_publication(
