@@ -1,13 +1,11 @@
 """The web view's HTTP tests run on the API tests' fixtures, each module on an application of
 its own (its own in-process worker), started after whatever ran before it in the process.
 
-In two full runs of the suite (one of them a clean-clone CI run) every web test of one
-pytest-xdist worker answered 202 to its ``wait=true`` posts, their jobs ``queued``: the
-session's application had stopped running jobs during the browser tests that ran before
-them (its procrastinate worker beat last as they began, and never again). The cause is not
-found; the service's side (a worker that stops is now started again, and says why) is
-``app.api.main._in_process_worker``. An application per module keeps the web tests from
-depending on what the tests before them did to the session's."""
+In two full runs every web test of one pytest-xdist worker answered 202 to its ``wait=true``
+posts, their jobs ``queued``: the apps of one process shared one procrastinate app, whose
+connector was the last opened (``app.queue.open_queue`` now gives each runtime its own). An
+application per module also keeps the web tests from depending on what earlier tests did to
+the session's."""
 
 from __future__ import annotations
 
