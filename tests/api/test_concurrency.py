@@ -150,7 +150,7 @@ async def test_stalled_job_is_retried(client: httpx.AsyncClient, database_url: s
     """A job left 'doing' by a dead worker runs again once recovery notices it."""
     from app.db.raw import driver_connection
     from app.jobs.worker import recover_stalled
-    from app.queue import queue
+    from app.queue import open_queue
     from app.services.auth import authenticate
     from app.services.ingest import read_corpus
     from app.services.publishing import create_job
@@ -181,7 +181,8 @@ async def test_stalled_job_is_retried(client: httpx.AsyncClient, database_url: s
         )
     # The in-process worker's own recovery loop may requeue it first; exactly one of the two
     # does, and the job then runs once more.
-    assert await recover_stalled(queue, runtime) in (0, 1)
+    async with open_queue(runtime.db.url) as queue:
+        assert await recover_stalled(queue, runtime) in (0, 1)
     done = await wait_job(client, str(job.id), await create_key(client, "auditor"))
     assert done["status"] == "succeeded" and done["release_no"] == 1
     assert len((await client.get(URL, headers=publisher)).json()) == 1
