@@ -18,15 +18,7 @@ from tests.api.conftest import client, session  # noqa: F401 - fixtures
 
 @pytest.fixture(scope="module")
 async def app_client(settings) -> AsyncIterator[object]:  # type: ignore[no-untyped-def]
-    import httpx
+    from tests.support.app import app_client_for
 
-    from app.api.main import create_app
-
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://test", timeout=120
-        ) as client:
-            client.app = app  # type: ignore[attr-defined]
-            yield client
+    async with app_client_for(settings) as http:
+        yield http
