@@ -23,6 +23,7 @@ __all__ = [
     "RuntimeDep",
     "SessionDep",
     "PrincipalDep",
+    "READER_ROLES",
     "StandalonePrincipalDep",
     "ReaderDep",
     "get_runtime",
@@ -140,18 +141,19 @@ def allowed(*roles: str, standalone: bool = False) -> Callable[..., Awaitable[Pr
     return check
 
 
-_READER_ROLES = ("analyst", "auditor", "publisher")
+#: Who may read a series' releases (admins pass everywhere).
+READER_ROLES = ("analyst", "auditor", "publisher")
 
 
 async def get_readable(reader: ReaderDep, request: Request) -> tuple[Principal, int | None]:
     """:func:`get_reader`, refused (403) for a key that may not read the series' releases."""
-    _check(reader[0], _READER_ROLES, request)
+    _check(reader[0], READER_ROLES, request)
     return reader
 
 
 AdminDep = Annotated[Principal, Depends(allowed("admin"))]
 AuditorDep = Annotated[Principal, Depends(allowed("auditor"))]
-ReadersDep = Annotated[Principal, Depends(allowed(*_READER_ROLES))]
+ReadersDep = Annotated[Principal, Depends(allowed(*READER_ROLES))]
 #: Publishers posting a body: authenticated without holding a session while it streams.
 PublisherDep = Annotated[Principal, Depends(allowed("publisher", standalone=True))]
 ReadableDep = Annotated[tuple[Principal, int | None], Depends(get_readable)]

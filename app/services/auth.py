@@ -33,6 +33,7 @@ __all__ = [
     "MAX_GRACE",
     "authenticate",
     "authenticate_reader",
+    "cached_reader",
     "clear_reader_cache",
     "configure_reader_cache",
     "ensure_admin_token",
@@ -136,13 +137,21 @@ class _ReaderCache:
     def clear(self) -> None:
         self._items.clear()
 
-    async def get(self, db: Database, key: tuple[str, str]) -> tuple[Principal, int | None]:
+    def fresh(self, db: Database, key: tuple[str, str]) -> tuple[Principal, int] | None:
+        """The reader if this process trusts it now, without waiting (``None``: ask
+        :meth:`get`); one past half its life is refreshed in the background."""
         found = self._items.get(key)
         now = time.monotonic()
-        if found is not None and found.expires > now and found.key_expires > time.time():
-            if found.expires - now < self.ttl / 2 and key not in self._pending:
-                self._start(db, key)
-            return found.principal, found.series_id
+        if found is None or found.expires <= now or found.key_expires <= time.time():
+            return None
+        if found.expires - now < self.ttl / 2 and key not in self._pending:
+            self._start(db, key)
+        return found.principal, found.series_id
+
+    async def get(self, db: Database, key: tuple[str, str]) -> tuple[Principal, int | None]:
+        found = self.fresh(db, key)
+        if found is not None:
+            return found
         # Concurrent misses of one key share one query.
         task = self._pending.get(key) or self._start(db, key)
         return await asyncio.shield(task)
@@ -192,6 +201,21 @@ def configure_reader_cache(ttl: float) -> None:
 def clear_reader_cache() -> None:
     """Forget this process' readers (a series deleted: its id is no longer its name's)."""
     _READERS.clear()
+
+
+def cached_reader(
+    db: Database, authorization: str | None, series_name: str
+) -> tuple[Principal, int] | None:
+    """:func:`authenticate_reader` when this process holds the answer (the key and an
+    existing series) and trusts it now; ``None`` otherwise, and for a missing key: the
+    caller then takes the way that can query and answer errors."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    found = _READERS.fresh(db, (hash_key(token.strip()), series_name))
+    if found is not None:
+        TRAIL.key_used(found[0].key_id)
+    return found
 
 
 async def authenticate_reader(

@@ -52,6 +52,7 @@ __all__ = [
     "clear_render_cache",
     "store_release_documents",
     "release_document",
+    "held_release_document",
     "risk_document",
     "stream_document",
     "render_missing",
@@ -191,6 +192,16 @@ async def release_document(
         meta = await _render_missing(db, series, release_no, key)
     _MEMORY.remember(cache_key, meta)
     return await _with_bytes(db, meta)
+
+
+def held_release_document(series_id: int, release_no: int, fmt: str) -> Document | None:
+    """:func:`release_document` when this process holds the document's bytes, without
+    waiting; ``None`` otherwise (the caller then awaits :func:`release_document`)."""
+    meta = _MEMORY.meta((series_id, release_no, RELEASE_KEYS[fmt]))
+    if meta is None:
+        return None
+    held = _MEMORY.get(meta.id)
+    return None if held is None else Document(meta, *held)
 
 
 async def _render_missing(db: Database, series: Series, release_no: int, key: str) -> DocumentMeta:

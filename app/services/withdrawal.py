@@ -15,6 +15,7 @@ clears this process' copy at once; another process may serve the release that lo
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -29,33 +30,80 @@ from app.errors import Conflict, Gone, NotFound
 from app.observability import logger
 from app.services.auth import Principal
 
-__all__ = ["configure_withdrawn_cache", "ensure_served", "withdraw_release"]
+__all__ = ["configure_withdrawn_cache", "ensure_served", "served_from_memory", "withdraw_release"]
 
 _log = logger("serialpub.admin")
 
 
 class _WithdrawnCache:
-    """Per process: series id -> (expiry, the numbers of its withdrawn releases)."""
+    """Per process: series id -> (expiry, the numbers of its withdrawn releases).
+
+    Refreshed as the readers' cache is (:mod:`app.services.auth`): an entry past half its
+    life is read again by one background task, and concurrent misses share one query. When
+    every request in flight found the entry expired at once, each queried for it: fifty
+    queries a second on a pool of ten, and the read path's p99 was that queue (a 304 took
+    up to 580 ms in the process once a second, against 20 ms otherwise)."""
 
     def __init__(self, ttl: float = 1.0, max_items: int = 10_000) -> None:
         self.ttl = ttl
         self.max_items = max_items
         self._items: dict[int, tuple[float, frozenset[int]]] = {}
+        self._pending: dict[int, asyncio.Task[frozenset[int]]] = {}
+        #: Every query running, those :meth:`clear` forgot included (the loop keeps only a
+        #: weak reference to a task).
+        self._tasks: set[asyncio.Task[frozenset[int]]] = set()
+        #: Bumped by :meth:`clear`: a query started before it does not fill the cache.
+        self._generation = 0
 
     def clear(self) -> None:
         self._items.clear()
+        self._pending.clear()
+        self._generation += 1
+
+    def fresh(self, db: Database, series_id: int) -> frozenset[int] | None:
+        """The numbers if this process trusts them now, without waiting (``None``: ask
+        :meth:`numbers`)."""
+        found = self._items.get(series_id)
+        now = time.monotonic()
+        if found is None or found[0] <= now:
+            return None
+        if found[0] - now < self.ttl / 2 and series_id not in self._pending:
+            self._start(db, series_id)
+        return found[1]
 
     async def numbers(self, db: Database, series_id: int) -> frozenset[int]:
-        now = time.monotonic()
-        found = self._items.get(series_id)
-        if found is not None and found[0] > now:
-            return found[1]
+        found = self.fresh(db, series_id)
+        if found is not None:
+            return found
+        task = self._pending.get(series_id) or self._start(db, series_id)
+        return await asyncio.shield(task)
+
+    def _start(self, db: Database, series_id: int) -> asyncio.Task[frozenset[int]]:
+        task = asyncio.get_running_loop().create_task(self._lookup(db, series_id))
+        self._pending[series_id] = task
+        self._tasks.add(task)
+
+        def done(_: asyncio.Task[frozenset[int]]) -> None:
+            self._tasks.discard(task)
+            if self._pending.get(series_id) is task:
+                del self._pending[series_id]
+            # Awaiting callers get the error; a background refresh that fails leaves the
+            # entry to expire, and the next miss queries again.
+            if not task.cancelled():
+                task.exception()
+
+        task.add_done_callback(done)
+        return task
+
+    async def _lookup(self, db: Database, series_id: int) -> frozenset[int]:
+        started = time.monotonic()
+        generation = self._generation
         async with db.read_connection() as conn:
             numbers = frozenset(await withdrawn_releases(conn, series_id))
-        if self.ttl > 0:
+        if self.ttl > 0 and generation == self._generation:
             if len(self._items) >= self.max_items:
                 self._items.clear()
-            self._items[series_id] = (now + self.ttl, numbers)
+            self._items[series_id] = (started + self.ttl, numbers)
         return numbers
 
 
@@ -66,6 +114,15 @@ def configure_withdrawn_cache(ttl: float) -> None:
     """How long a process trusts what it read of a series' withdrawn releases."""
     _WITHDRAWN.ttl = ttl
     _WITHDRAWN.clear()
+
+
+def served_from_memory(db: Database, principal: Principal, series_id: int, release_no: int) -> bool:
+    """Whether :func:`ensure_served` would pass, known without waiting; ``False`` also when
+    this process cannot tell now (the caller then awaits :func:`ensure_served`)."""
+    if principal.sees_private:
+        return True
+    numbers = _WITHDRAWN.fresh(db, series_id)
+    return numbers is not None and release_no not in numbers
 
 
 async def ensure_served(

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 
 from app.api.body import json_body, request_body
 from app.api.deps import (
@@ -290,6 +291,19 @@ async def head_release(
     format: Annotated[Literal["json", "ndjson"], _FORMAT] = "json",  # noqa: A002 - API name
 ) -> Response:
     return await read_release(name, release_no, request, reader, runtime, format)
+
+
+def read_routes() -> dict[str, APIRoute]:
+    """The routes of a release's GET and HEAD, by method (app.api.release_reads leaves them
+    in the scope of the requests it answers before the router)."""
+    endpoints = {read_release: "GET", head_release: "HEAD"}
+    found = {
+        endpoints[route.endpoint]: route
+        for route in router.routes
+        if isinstance(route, APIRoute) and route.endpoint in endpoints
+    }
+    assert len(found) == len(endpoints), "the release's read routes are declared above"
+    return found
 
 
 @router.post(
