@@ -95,6 +95,11 @@ MAINTAINED: tuple[Benchmark, ...] = (
         "python -m benchmarks.scale_out --series 4 --releases 3",
     ),
     Benchmark(
+        "split_judging",
+        "two processes splitting the judging of a series (by release) and of one release",
+        "python -m benchmarks.split_judging --releases 20 --size 20000",
+    ),
+    Benchmark(
         "store_load",
         "store and load one release through the repository: wall, client and server CPU",
         "python -m benchmarks.store_load"
