@@ -49,6 +49,7 @@ __all__ = [
     "publish_anony",
     "publish_sanony",
     "release_state",
+    "split_rows",
     "suppression_history",
 ]
 
@@ -79,7 +80,7 @@ def anonymise_corpus(
     joins that many neighbouring clusters into one (:func:`coarsen`, the escalation's first
     step).
     """
-    rows, private_sets, groups = _split_rows(corpus, private_terms)
+    rows, private_sets, groups = split_rows(corpus, private_terms)
     if published is None or (corpus and corpus[0].cluster is not None):
         partition = partition_corpus(corpus, rows, params.cluster_size)
     elif not published:
@@ -129,7 +130,7 @@ def coarsen(partition: Sequence[Sequence[int]], rows: Sequence[Row], merge: int)
     ]
 
 
-def _split_rows(
+def split_rows(
     corpus: Sequence[Transaction], private_terms: frozenset[str]
 ) -> tuple[list[Row], list[frozenset[str]], dict[Row, list[int]]]:
     """Each transaction's non-private row and private set, computed once per distinct

@@ -27,14 +27,14 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from app.core.anonymisation.anony import anonymise
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
-from app.core.model import Publication, Row, Transaction, make_row
+from app.core.model import Publication, Row, Transaction
 from app.core.params import PublishParams
-from app.core.perturbation.sanony import coarsen, finalise, release_state
+from app.core.perturbation.sanony import coarsen, finalise, release_state, split_rows
 from app.core.progress import Progress, ProgressCallback
 from app.core.risk.incremental import SeriesRisk
 from app.core.risk.state import ReleaseState, SeriesState
@@ -83,9 +83,15 @@ def publish_true_rows(
     #: Seconds of the decoupling's search, reported beside the phases of the build that
     #: published (each build reports its own).
     decoupling = 0.0
+    # Each transaction's row and private set, computed once per distinct transaction and
+    # shared by equal ones, for every build: a frozenset and a tuple per transaction were
+    # 280 MB a million rows, most of a first release's peak.
+    split = split_rows(corpus, private_terms)
     while True:
         try:
-            publication = _build(history, corpus, private_terms, params, report, merge, emptied)
+            publication = _build(
+                history, corpus, split, private_terms, params, report, merge, emptied
+            )
         except _Pinned as pinned:
             # The traceback holds the failed build's frames, and with them its series state
             # and global composition, as large again as the decoupling's own: let them go.
@@ -140,6 +146,7 @@ def publish_true_rows(
 def _build(
     history: SeriesHistory,
     corpus: Sequence[Transaction],
+    split: tuple[list[Row], list[frozenset[str]], dict[Row, list[int]]],
     private_terms: frozenset[str],
     params: PublishParams,
     report: Progress,
@@ -158,15 +165,17 @@ def _build(
         clock = now
 
     report("anony")
-    rows, private_sets = _split(corpus, private_terms)
+    rows, private_sets, groups = split
     rows, delinked = delink(rows, history.releases)
     for i in emptied:
         delinked.terms.update(rows[i])
         delinked.rows += 1
         rows[i] = ()
-    groups: dict[Row, list[int]] = {}
-    for i, row in enumerate(rows):
-        groups.setdefault(row, []).append(i)
+    if delinked.rows:
+        # Rows changed: their positions gathered again (``split``'s are of the rows as split).
+        groups = {}
+        for i, row in enumerate(rows):
+            groups.setdefault(row, []).append(i)
     partition, holding = holding_and_copy_free(
         rows, groups, [[c.rows for c in r.clusters] for r in history.releases], params.cluster_size
     )
@@ -177,9 +186,7 @@ def _build(
     state = SeriesState.from_published(history.releases)
     j = state.append(release_state(result, release_no))
     release = state.releases[j]
-    copies = Copies(
-        release, [Counter(s for i in m for s in private_sets[i]) for m in partition], threshold
-    )
+    copies = Copies(release, [_private_counts(private_sets, m) for m in partition], threshold)
     true_totals = {s: copies.total(s) for s in copies.terms()}
     copy_free = sum(copies.empty_cluster(c) for c, held in enumerate(holding) if not held)
     copies.settle()
@@ -249,12 +256,15 @@ def _build(
     )
 
 
-def _split(
-    corpus: Sequence[Transaction], private_terms: frozenset[str]
-) -> tuple[list[Row], list[frozenset[str]]]:
-    """Each transaction's non-private row and private set."""
-    rows = [make_row(t.terms - private_terms) for t in corpus]
-    return rows, [t.terms & private_terms for t in corpus]
+def _private_counts(private_sets: Sequence[frozenset[str]], members: Iterable[int]) -> Counter[str]:
+    """Copies of each private term the rows at ``members`` hold, terms in the order the rows
+    first hold them: counted per distinct private set (shared by equal rows, ``split_rows``)
+    rather than per copy."""
+    counts: Counter[str] = Counter()
+    for held, k in Counter(map(private_sets.__getitem__, members)).items():
+        for s in held:
+            counts[s] += k
+    return counts
 
 
 def _coarsen(
