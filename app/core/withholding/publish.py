@@ -85,7 +85,9 @@ def publish_true_rows(
     decoupling = 0.0
     # Each transaction's row and private set, computed once per distinct transaction and
     # shared by equal ones, for every build: a frozenset and a tuple per transaction were
-    # 280 MB a million rows, most of a first release's peak.
+    # 280 MB a million rows, most of a first release's peak. Part of the anony phase, as
+    # when each build split the corpus.
+    report("anony")
     split = split_rows(corpus, private_terms)
     while True:
         try:
