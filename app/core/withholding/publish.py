@@ -41,7 +41,7 @@ from app.core.risk.state import ReleaseState, SeriesState
 from app.core.withholding.clustering import holding_and_copy_free
 from app.core.withholding.copies import Copies
 from app.core.withholding.decoupling import decouple
-from app.core.withholding.delinking import delink
+from app.core.withholding.delinking import Delinked, delink
 from app.core.withholding.placement import Placement, Stuck
 from app.core.withholding.totals import settle_totals, worst_rows
 
@@ -88,7 +88,7 @@ def publish_true_rows(
     # 280 MB a million rows, most of a first release's peak. Part of the anony phase, as
     # when each build split the corpus.
     report("anony")
-    split = split_rows(corpus, private_terms)
+    split = _delinked(split_rows(corpus, private_terms), history)
     while True:
         try:
             publication = _build(
@@ -148,7 +148,7 @@ def publish_true_rows(
 def _build(
     history: SeriesHistory,
     corpus: Sequence[Transaction],
-    split: tuple[list[Row], list[frozenset[str]], dict[Row, list[int]]],
+    split: _Split,
     private_terms: frozenset[str],
     params: PublishParams,
     report: Progress,
@@ -167,17 +167,17 @@ def _build(
         clock = now
 
     report("anony")
-    rows, private_sets, groups = split
-    rows, delinked = delink(rows, history.releases)
-    for i in emptied:
-        delinked.terms.update(rows[i])
-        delinked.rows += 1
-        rows[i] = ()
-    if delinked.rows:
-        # Rows changed: their positions gathered again (``split``'s are of the rows as split).
-        groups = {}
-        for i, row in enumerate(rows):
-            groups.setdefault(row, []).append(i)
+    rows, private_sets, groups, generalised = split
+    delinked = Delinked()
+    delinked.terms.update(generalised.terms)
+    delinked.rows = generalised.rows
+    if emptied:
+        rows = list(rows)
+        for i in emptied:
+            delinked.terms.update(rows[i])
+            delinked.rows += 1
+            rows[i] = ()
+        groups = _positions(rows)
     partition, holding = holding_and_copy_free(
         rows, groups, [[c.rows for c in r.clusters] for r in history.releases], params.cluster_size
     )
@@ -256,6 +256,32 @@ def _build(
             "seconds": seconds,
         },
     )
+
+
+#: The new release's rows (generalised where a published holding cluster has their set),
+#: private sets, the positions of each distinct row, and what generalisation suppressed.
+_Split = tuple[list[Row], list[frozenset[str]], dict[Row, list[int]], Delinked]
+
+
+def _delinked(
+    split: tuple[list[Row], list[frozenset[str]], dict[Row, list[int]]], history: SeriesHistory
+) -> _Split:
+    """``split`` with its rows generalised (:func:`~app.core.withholding.delinking.delink`),
+    once for every build: the same rows whatever the clustering. Its positions are gathered
+    again where a row changed, and the split's dropped (a list of ints per row, twice)."""
+    rows, private_sets, groups = split
+    rows, delinked = delink(rows, history.releases)
+    if delinked.rows:
+        groups = _positions(rows)
+    return rows, private_sets, groups, delinked
+
+
+def _positions(rows: Sequence[Row]) -> dict[Row, list[int]]:
+    """The positions of each distinct row, ascending, rows in order of first appearance."""
+    groups: dict[Row, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(row, []).append(i)
+    return groups
 
 
 def _private_counts(private_sets: Sequence[frozenset[str]], members: Iterable[int]) -> Counter[str]:
