@@ -86,20 +86,11 @@ def _sha(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def publish_one(
-    lines: list[bytes], private: list[str], packs: list[bytes], seed: int, r_th: float
-) -> tuple[dict[str, Any], bytes]:
-    """Release ``len(packs) + 1`` of ``lines`` against the packed releases before it."""
-    from app.core import pipeline
-    from app.core.params import parse_params
-    from app.core.risk.assess import assess_release
-    from app.io.ledger import ledger_document
-    from app.io.public import release_document
-    from app.jobs.handoff import pack_release, share_rows, unpack_history
+def compact(lines: list[bytes]) -> Any:
+    """The compact corpus of ``lines``, as the API stores an upload."""
     from app.services.ingest import Limits, read_corpus
-    from app.services.payload import publication_input
 
-    corpus = asyncio.run(
+    return asyncio.run(
         read_corpus(
             "text/plain",
             _chunks(lines),
@@ -107,6 +98,23 @@ def publish_one(
             limits=Limits(max_transactions=1 << 40, max_terms_per_release=1 << 40),
         )
     ).compact
+
+
+def publish_one(
+    box: list[Any], lines: int, private: list[str], packs: list[bytes], seed: int, r_th: float
+) -> tuple[dict[str, Any], bytes]:
+    """Release ``len(packs) + 1`` of the compact corpus in ``box`` (of ``lines`` lines)
+    against the packed releases before it. The corpus is taken out of ``box`` so that it is
+    freed once the transactions are built, as the compute child frees its payload."""
+    corpus = box.pop()
+    from app.core import pipeline
+    from app.core.params import parse_params
+    from app.core.risk.assess import assess_release
+    from app.io.ledger import ledger_document
+    from app.io.public import release_document
+    from app.jobs.handoff import pack_release, share_rows, unpack_history
+    from app.services.payload import publication_input
+
     gc.collect()
     phases = Phases()
     cpu = time.process_time()
@@ -137,7 +145,7 @@ def publish_one(
     terms = sum(len(t.terms) for t in transactions)
     record = {
         "release": len(packs) + 1,
-        "lines": len(lines),
+        "lines": lines,
         "terms": terms,
         "rows": release.n_rows,
         "seconds": phases.seconds,
@@ -173,11 +181,18 @@ def main(argv: list[str] | None = None) -> int:
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
     numbers = [args.only] if args.only else list(range(1, args.releases + 1))
+    series = [lines if k in numbers else [] for k, lines in enumerate(series, 1)]
     packs: list[bytes] = []
     if args.only:
         packs = [(args.cache / f"release_{k}.pack").read_bytes() for k in range(1, args.only)]
     for number in numbers:
-        record, packed = publish_one(series[number - 1], private, packs, args.seed, args.r_th)
+        # The lines are dropped once read: at 10,000,000 lines they would be a gigabyte of
+        # this process' peak that the compute child never holds.
+        lines, series[number - 1] = series[number - 1], []
+        box = [compact(lines)]
+        count = len(lines)
+        del lines
+        record, packed = publish_one(box, count, private, packs, args.seed, args.r_th)
         record.update(
             label=args.label, commit=commit, seed=args.seed, load1=round(os.getloadavg()[0], 2)
         )
