@@ -70,6 +70,12 @@ MAINTAINED: tuple[Benchmark, ...] = (
         "python -m benchmarks.upload_caps",
     ),
     Benchmark(
+        "core_scaling",
+        "the core as the compute child runs it, release by release: seconds and peak per "
+        "phase, digests of each release (before/after byte-identity)",
+        "python -m benchmarks.core_scaling --lines 1000000 --releases 3 --cache /tmp/core1m",
+    ),
+    Benchmark(
         "child_phases",
         "where a compute child's memory goes, phase by phase, on a 1M-line release",
         "python -m benchmarks.child_phases --lines 1000000 --terms 10",
