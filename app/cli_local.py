@@ -191,8 +191,7 @@ def publish_local(
             typer.echo(f"\n{path}: {exc.message}", err=True)
             raise typer.Exit(1) from exc
         publication.release.label = upload.label or path.stem
-        history.releases.append(publication.release)
-        history.ledgers.append(publication.ledger)
+        history.add(publication.release, publication.ledger)
         document = release_document(publication.release, series, method, declared.echo(effective))
         target = out / f"release-{publication.release.release_no:03d}.json"
         target.write_text(json.dumps(document), encoding="utf-8")

@@ -38,19 +38,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import multiprocessing
+import os
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from app.core.model import PublishedRelease, ReleaseLedger
-from app.core.risk.assess import assess_series
+from app.core.risk.assess import ReleaseRisk, assess_series
 from app.io.ledger import read_ledger, read_release
 
-__all__ = ["verify"]
+__all__ = ["assess_in_processes", "verify"]
 
 #: Relative tolerance between the service's figure and the recomputation (both floats).
 _TOLERANCE = 1e-9
@@ -86,6 +89,46 @@ def _from_service(url: str, key: str | None) -> tuple[list[dict[str, Any]], Any]
     except typer.BadParameter:
         service_risk = None  # an analyst's key: the recomputation alone
     return documents, service_risk
+
+
+#: The fewest rows in a series from which ``verify`` judges in several processes by default:
+#: below it, starting them costs more than they save.
+_SPLIT_FROM = 100_000
+
+#: The series a forked judging process reads (set before the fork, inherited, never pickled).
+_SERIES: list[PublishedRelease] = []
+
+
+def _judge_part(r_th: float, part: list[int]) -> list[ReleaseRisk]:
+    return assess_series(_SERIES, r_th, with_rows=False, only=part)
+
+
+def assess_in_processes(
+    releases: Sequence[PublishedRelease], r_th: float, jobs: int
+) -> list[ReleaseRisk]:
+    """:func:`~app.core.risk.assess.assess_series` of every release (without rows), the
+    releases dealt round-robin to ``jobs`` processes. Each process builds the whole series'
+    index and judges its part against every release, so each holds the whole series (memory
+    ``jobs`` times one judgement's) and the index is built ``jobs`` times; the rest divides
+    (docs/scale-out.md, "Measured here"). One job, or a platform without ``fork``, judges in
+    this process."""
+    jobs = max(1, min(jobs, len(releases)))
+    if jobs == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return assess_series(releases, r_th, with_rows=False)
+    parts = [list(range(k, len(releases), jobs)) for k in range(jobs)]
+    _SERIES[:] = releases
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+            results = list(pool.map(_judge_part, [r_th] * jobs, parts))
+    finally:
+        _SERIES.clear()
+    by_position = {
+        j: risk
+        for part, risks in zip(parts, results, strict=True)
+        for j, risk in zip(part, risks, strict=True)
+    }
+    return [by_position[j] for j in range(len(releases))]
 
 
 def _releases(documents: Sequence[dict[str, Any]]) -> list[PublishedRelease]:
@@ -284,6 +327,16 @@ def verify(
             "series; 0: none)",
         ),
     ] = 16,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=64,
+            help="processes judging the paper's adversary, the releases dealt among them; "
+            "each holds the whole series (default: the CPUs, at most 4, from "
+            f"{_SPLIT_FROM:,} rows in the series; one below)",
+        ),
+    ] = None,
 ) -> None:
     """Recompute every row's serial risk from public releases; exit 1 on a breach."""
     service_risk = None
@@ -299,10 +352,15 @@ def verify(
     releases = _releases(documents)
     ledgers = _ledgers(ledger, releases)
     thresholds = [r_th if r_th is not None else float(d["params"]["r_th"]) for d in documents]
+    if jobs is None:
+        rows = sum(r.n_rows for r in releases)
+        processes = min(4, os.cpu_count() or 1) if rows >= _SPLIT_FROM else 1
+    else:
+        processes = jobs
     report = []
     # One assessment per distinct threshold (a series has one unless its r_th changed).
     for threshold in sorted(set(thresholds)):
-        risks = assess_series(releases, threshold, with_rows=False)
+        risks = assess_in_processes(releases, threshold, processes)
         for document, risk, own in zip(documents, risks, thresholds, strict=True):
             if own == threshold:
                 report.append(

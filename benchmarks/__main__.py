@@ -70,6 +70,12 @@ MAINTAINED: tuple[Benchmark, ...] = (
         "python -m benchmarks.upload_caps",
     ),
     Benchmark(
+        "core_scaling",
+        "the core as the compute child runs it, release by release: seconds and peak per "
+        "phase, digests of each release (before/after byte-identity)",
+        "python -m benchmarks.core_scaling --lines 1000000 --releases 3 --cache /tmp/core1m",
+    ),
+    Benchmark(
         "child_phases",
         "where a compute child's memory goes, phase by phase, on a 1M-line release",
         "python -m benchmarks.child_phases --lines 1000000 --terms 10",
@@ -93,6 +99,11 @@ MAINTAINED: tuple[Benchmark, ...] = (
         "scale_out",
         "serialpub worker processes on one PostgreSQL: releases per minute by workers",
         "python -m benchmarks.scale_out --series 4 --releases 3",
+    ),
+    Benchmark(
+        "split_judging",
+        "two processes splitting the judging of a series (by release) and of one release",
+        "python -m benchmarks.split_judging --releases 20 --size 20000",
     ),
     Benchmark(
         "store_load",

@@ -100,8 +100,7 @@ def series(
             }
             continue
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-        history.releases.append(publication.release)
-        history.ledgers.append(publication.ledger)
+        history.add(publication.release, publication.ledger)
         report = publication.report
         peak = peak_rss_mib()
         yield {

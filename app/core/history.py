@@ -31,3 +31,9 @@ class SeriesHistory:
     @property
     def next_release_no(self) -> int:
         return len(self.releases) + 1
+
+    def add(self, release: PublishedRelease, ledger: ReleaseLedger) -> None:
+        """Append a release just published, keeping of its ledger what a later publication
+        reads (:meth:`ReleaseLedger.totals_only`), as the service's compute child does."""
+        self.releases.append(release)
+        self.ledgers.append(ledger.totals_only())

@@ -210,6 +210,15 @@ class ReleaseLedger:
     def counterfeit_rows(self) -> int:
         return sum(len(c.counterfeit_rows) for c in self.clusters)
 
+    def totals_only(self) -> ReleaseLedger:
+        """This ledger without its per-cluster part: what a later publication reads of a past
+        ledger (Sanony's series suppression budget, Kanony's bag counterfeits). The clusters'
+        part (each row's individual among them) is the most of a ledger's memory, about a
+        fifth of a past release's in a process that publishes a long series."""
+        return ReleaseLedger(
+            [], dict(self.global_bag_counterfeits), dict(self.suppressed), dict(self.randomness)
+        )
+
 
 @dataclass(slots=True)
 class Publication:

@@ -152,7 +152,7 @@ def unpack_history(
         for blob in releases:
             release, ledger = unpack_release(blob)
             if not cluster_ledgers:
-                ledger.clusters = []
+                ledger = ledger.totals_only()
             pairs.append((release, ledger))
         return SeriesHistory(
             releases=[r for r, _ in pairs],

@@ -74,6 +74,28 @@ def test_verify_agrees_with_the_oracle_and_passes_a_sound_series(tmp_path: Path)
         assert r["max_serial_risk"] <= 2 + 1e-9
 
 
+def test_releases_judged_in_several_processes_read_as_in_one(tmp_path: Path) -> None:
+    out = _publish(tmp_path)
+    target = out / "release-002.json"
+    document = json.loads(target.read_text())
+    term = next(t for t, rate in document["population_rates"].items() if rate > 0)
+    document["population_rates"][term] /= 50
+    target.write_text(json.dumps(document))
+    reports = {
+        jobs: _verify(str(out), "--jobs", str(jobs), "--mixture-draws", "0")
+        for jobs in (1, 2, 3)
+    }
+    code, one = reports[1]
+    assert code == 1
+    assert one["rows_over_threshold"] > 0
+    oracle = _oracle_max(out)
+    for r in one["releases"]:
+        assert r["max_serial_risk"] == pytest.approx(float(oracle[r["release_no"]]), rel=1e-9)
+    assert reports[2] == reports[1]
+    assert reports[3] == reports[1]
+    assert CliRunner().invoke(cli, ["verify", str(out), "--jobs", "0"]).exit_code == 2
+
+
 def test_verify_exits_non_zero_on_a_breach(tmp_path: Path) -> None:
     out = _publish(tmp_path)
     # A release whose published rate understates a private term: every holder's lift grows.

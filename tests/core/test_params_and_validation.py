@@ -37,7 +37,7 @@ def test_defaults_follow_the_spec() -> None:
     }
     # true_rows: holding clusters are overlapped by no later release (design.md §5.8).
     assert params.anony_threshold == 8.0
-    assert params.admission == 15  # twenty releases ask for steadier terms
+    assert params.admission == 20  # twenty releases ask for steadier terms
     assert parse_params("sanony", {"horizon": 5}).admission == 5
     assert parse_params("sanony", {"horizon": 5, "min_copies": 2}).admission == 2
     paper = parse_params("sanony", {"guarantee": "paper"})

@@ -317,15 +317,23 @@ def assess_release(
 
 
 def assess_series(
-    releases: Sequence[PublishedRelease], r_th: float, *, with_rows: bool = True
+    releases: Sequence[PublishedRelease],
+    r_th: float,
+    *,
+    with_rows: bool = True,
+    only: Iterable[int] | None = None,
 ) -> list[ReleaseRisk]:
-    """:func:`assess_release` for every release of a series (one shared index)."""
+    """:func:`assess_release` for every release of a series (one shared index), or for the
+    positions ``only`` names, in that order. Each release is judged against every other
+    whatever ``only`` says: a part of the series judged in one process is the same as in a
+    whole judgement (the split that ``serialpub verify --jobs`` makes)."""
     state = SeriesState.from_published(releases)
+    positions = range(len(state.releases)) if only is None else only
     return [
         release_risk_from_state(
             state, j, r_th, with_rows=with_rows, published_total=releases[j].counterfeit_rows
         )
-        for j in range(len(state.releases))
+        for j in positions
     ]
 
 

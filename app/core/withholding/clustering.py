@@ -70,17 +70,12 @@ def _clusters(
     as positions into the release."""
     if not sets:
         return []
-    sub_rows: list[Row] = []
-    positions: list[int] = []
-    for row in sets:
-        for i in groups[row]:
-            sub_rows.append(row)
-            positions.append(i)
-    sub_groups: dict[Row, list[int]] = {}
-    for k, row in enumerate(sub_rows):
-        sub_groups.setdefault(row, []).append(k)
+    # The clustering reads the rows only through their positions (``groups``), and compares
+    # positions only as the order of the sets' first rows: the release's own positions order
+    # them as positions into the subset would, so they are handed over as they are (a
+    # subset's rows and positions, and the clusters mapped back, were three passes over
+    # every row).
+    sub_groups = {row: groups[row] for row in sets}
     if lineage_of:
-        part = lineage_clusters(sub_rows, lineage_of, size, sub_groups)
-    else:
-        part = whole_set_runs(sub_rows, size, sub_groups)
-    return [[positions[k] for k in cluster] for cluster in part]
+        return lineage_clusters(sets, lineage_of, size, sub_groups)
+    return whole_set_runs(sets, size, sub_groups)

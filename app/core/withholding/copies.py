@@ -172,8 +172,15 @@ class Copies:
         self.empty.add(c)
         moved = 0
         for s in sorted(cluster.private_counts):
-            while self.to_bag(c, s):
-                moved += 1
+            # Every copy of s at once, where :meth:`to_bag` took them one by one (the placed
+            # ones, then the cluster's own): the same counts, without a call per copy (a
+            # million calls at 1,000,000 rows).
+            k = self.placed[c].pop(s, 0) + self.own_in_segment[c].pop(s, 0)
+            if k > 0:
+                _take(cluster.private_counts, s, k)
+                self.release.global_bag[s] += k
+                self._stale.add(s)
+                moved += k
         for s in list(cluster.global_share):
             self._sharing.get(s, set()).discard(c)
         cluster.global_share.clear()
@@ -246,7 +253,7 @@ class Copies:
         return min(share, max(allowed - cluster.private_counts.get(s, 0), 0))
 
 
-def _take(counts: Counter[str], s: str) -> None:
-    counts[s] -= 1
+def _take(counts: Counter[str], s: str, k: int = 1) -> None:
+    counts[s] -= k
     if counts[s] <= 0:
         del counts[s]

@@ -39,17 +39,23 @@ def decouple(
     ``r_th`` through the global composition; ``None`` when generalising every candidate does
     not. Candidates are rows whose set an earlier release holds at least as often, fewest
     public terms first."""
-    held: Counter[Row] = Counter()
-    for release in published:
-        for row, k in release.row_counts().items():
-            held[row] = max(held[row], k)
-    mine: Counter[Row] = Counter(rows)
-    candidates = sorted(
-        (i for i, row in enumerate(rows) if row and mine[row] <= held.get(row, 0)),
-        key=lambda i: (len(rows[i]), rows[i], i),
-    )
-
     trial = _Trial(published, rows, true_totals, terms, r_th)
+    # The trial's whole releases count their rows already: no pass of its own over every
+    # published row.
+    held: dict[Row, int] = {}
+    for release in trial.state.releases[: trial.j]:
+        for row, k in release.row_counts.items():
+            if k > held.get(row, 0):
+                held[row] = k
+    mine = trial.state.releases[trial.j].row_counts
+    # Decided and ordered once per distinct row (a million rows hold tens of thousands of
+    # sets), each set's positions ascending: the order of (public terms, set, position).
+    at: dict[Row, list[int]] = {row: [] for row, k in mine.items() if row and k <= held.get(row, 0)}
+    for i, row in enumerate(rows):
+        found = at.get(row)
+        if found is not None:
+            found.append(i)
+    candidates = [i for row in sorted(at, key=lambda r: (len(r), r)) for i in at[row]]
 
     def safe(count: int) -> bool:
         return trial.safe(candidates, count)
@@ -69,7 +75,7 @@ def decouple(
 class _Trial:
     """The series with the new release as one whole cluster (its clustering does not enter
     the global composition), built once per search: a trial empties the first ``count``
-    candidates in place (:meth:`SeriesState.set_row`), and the composition takes in only the
+    candidates in place (:meth:`SeriesState.set_rows`), and the composition takes in only the
     rows that moved since the last trial (:meth:`GlobalComposition.refresh`), as it does for
     the placement's moves. Building the series and every release's patterns again per trial
     read every published row once per bisection step: 20 of release 19's 25 CPU seconds on
@@ -103,10 +109,8 @@ class _Trial:
         """Whether every term has a safe count at most its true one with the first ``count``
         of ``candidates`` emptied."""
         ref = (self.j, 0)
-        for i in candidates[self.emptied : count]:
-            self.state.set_row(ref, i, ())
-        for i in candidates[count : self.emptied]:
-            self.state.set_row(ref, i, self.rows[i])
+        self.state.set_rows(ref, [(i, ()) for i in candidates[self.emptied : count]])
+        self.state.set_rows(ref, [(i, self.rows[i]) for i in candidates[count : self.emptied]])
         self.emptied = count
         self.composition.refresh()
         return all(

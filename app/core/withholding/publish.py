@@ -27,21 +27,21 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from app.core.anonymisation.anony import anonymise
 from app.core.errors import PublicationFailed
 from app.core.history import SeriesHistory
-from app.core.model import Publication, Row, Transaction, make_row
+from app.core.model import Publication, Row, Transaction
 from app.core.params import PublishParams
-from app.core.perturbation.sanony import coarsen, finalise, release_state
+from app.core.perturbation.sanony import coarsen, finalise, release_state, split_rows
 from app.core.progress import Progress, ProgressCallback
 from app.core.risk.incremental import SeriesRisk
 from app.core.risk.state import ReleaseState, SeriesState
 from app.core.withholding.clustering import holding_and_copy_free
 from app.core.withholding.copies import Copies
 from app.core.withholding.decoupling import decouple
-from app.core.withholding.delinking import delink
+from app.core.withholding.delinking import Delinked, delink
 from app.core.withholding.placement import Placement, Stuck
 from app.core.withholding.totals import settle_totals, worst_rows
 
@@ -83,9 +83,17 @@ def publish_true_rows(
     #: Seconds of the decoupling's search, reported beside the phases of the build that
     #: published (each build reports its own).
     decoupling = 0.0
+    # Each transaction's row and private set, computed once per distinct transaction and
+    # shared by equal ones, for every build: a frozenset and a tuple per transaction were
+    # 280 MB a million rows, most of a first release's peak. Part of the anony phase, as
+    # when each build split the corpus.
+    report("anony")
+    split = _delinked(split_rows(corpus, private_terms), history)
     while True:
         try:
-            publication = _build(history, corpus, private_terms, params, report, merge, emptied)
+            publication = _build(
+                history, corpus, split, private_terms, params, report, merge, emptied
+            )
         except _Pinned as pinned:
             # The traceback holds the failed build's frames, and with them its series state
             # and global composition, as large again as the decoupling's own: let them go.
@@ -140,6 +148,7 @@ def publish_true_rows(
 def _build(
     history: SeriesHistory,
     corpus: Sequence[Transaction],
+    split: _Split,
     private_terms: frozenset[str],
     params: PublishParams,
     report: Progress,
@@ -158,15 +167,17 @@ def _build(
         clock = now
 
     report("anony")
-    rows, private_sets = _split(corpus, private_terms)
-    rows, delinked = delink(rows, history.releases)
-    for i in emptied:
-        delinked.terms.update(rows[i])
-        delinked.rows += 1
-        rows[i] = ()
-    groups: dict[Row, list[int]] = {}
-    for i, row in enumerate(rows):
-        groups.setdefault(row, []).append(i)
+    rows, private_sets, groups, generalised = split
+    delinked = Delinked()
+    delinked.terms.update(generalised.terms)
+    delinked.rows = generalised.rows
+    if emptied:
+        rows = list(rows)
+        for i in emptied:
+            delinked.terms.update(rows[i])
+            delinked.rows += 1
+            rows[i] = ()
+        groups = _positions(rows)
     partition, holding = holding_and_copy_free(
         rows, groups, [[c.rows for c in r.clusters] for r in history.releases], params.cluster_size
     )
@@ -177,9 +188,7 @@ def _build(
     state = SeriesState.from_published(history.releases)
     j = state.append(release_state(result, release_no))
     release = state.releases[j]
-    copies = Copies(
-        release, [Counter(s for i in m for s in private_sets[i]) for m in partition], threshold
-    )
+    copies = Copies(release, [_private_counts(private_sets, m) for m in partition], threshold)
     true_totals = {s: copies.total(s) for s in copies.terms()}
     copy_free = sum(copies.empty_cluster(c) for c, held in enumerate(holding) if not held)
     copies.settle()
@@ -249,12 +258,41 @@ def _build(
     )
 
 
-def _split(
-    corpus: Sequence[Transaction], private_terms: frozenset[str]
-) -> tuple[list[Row], list[frozenset[str]]]:
-    """Each transaction's non-private row and private set."""
-    rows = [make_row(t.terms - private_terms) for t in corpus]
-    return rows, [t.terms & private_terms for t in corpus]
+#: The new release's rows (generalised where a published holding cluster has their set),
+#: private sets, the positions of each distinct row, and what generalisation suppressed.
+_Split = tuple[list[Row], list[frozenset[str]], dict[Row, list[int]], Delinked]
+
+
+def _delinked(
+    split: tuple[list[Row], list[frozenset[str]], dict[Row, list[int]]], history: SeriesHistory
+) -> _Split:
+    """``split`` with its rows generalised (:func:`~app.core.withholding.delinking.delink`),
+    once for every build: the same rows whatever the clustering. Its positions are gathered
+    again where a row changed, and the split's dropped (a list of ints per row, twice)."""
+    rows, private_sets, groups = split
+    rows, delinked = delink(rows, history.releases)
+    if delinked.rows:
+        groups = _positions(rows)
+    return rows, private_sets, groups, delinked
+
+
+def _positions(rows: Sequence[Row]) -> dict[Row, list[int]]:
+    """The positions of each distinct row, ascending, rows in order of first appearance."""
+    groups: dict[Row, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(row, []).append(i)
+    return groups
+
+
+def _private_counts(private_sets: Sequence[frozenset[str]], members: Iterable[int]) -> Counter[str]:
+    """Copies of each private term the rows at ``members`` hold, terms in the order the rows
+    first hold them: counted per distinct private set (shared by equal rows, ``split_rows``)
+    rather than per copy."""
+    counts: Counter[str] = Counter()
+    for held, k in Counter(map(private_sets.__getitem__, members)).items():
+        for s in held:
+            counts[s] += k
+    return counts
 
 
 def _coarsen(

@@ -67,3 +67,45 @@ def test_changes_to_the_state_leave_the_published_rows_as_they_were(
     assert [[c.rows for c in r.clusters] for r in state.releases] == [
         [c.rows for c in r.clusters] for r in releases
     ]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(series=small_series(), data=st.data())
+def test_rows_replaced_at_once_count_as_one_at_a_time(
+    series: SmallSeries, data: st.DataObject
+) -> None:
+    """``set_rows`` leaves every count, the index, ``N(O)`` of whole releases and the rows
+    the log names as ``set_row`` one change after the other does."""
+    releases = _published(series)
+    if not releases:
+        return
+    one, many = SeriesState.from_published(releases), SeriesState.from_published(releases)
+    if len(releases) > 1:
+        for state in (one, many):
+            state.overlap_size(0, 1)  # N(O) of every pair kept from here on
+    pool = sorted({row for release in one.releases for row in release.row_counts})
+    j = data.draw(st.integers(0, len(one.releases) - 1), label="release")
+    c = data.draw(st.integers(0, len(one.releases[j].clusters) - 1), label="cluster")
+    n = one.cluster((j, c)).n
+    changes = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, n - 1), st.sampled_from([*pool, (), ("fresh",)])),
+            max_size=12,
+        ),
+        label="changes",
+    )
+    for position, row in changes:
+        one.set_row((j, c), position, row)
+    many.set_rows((j, c), changes)
+    for mine, theirs in zip(many.releases, one.releases, strict=True):
+        assert mine.row_counts == theirs.row_counts and mine.n == theirs.n
+        for a, b in zip(mine.clusters, theirs.clusters, strict=True):
+            assert a.rows == b.rows and a.counts == b.counts
+    assert {r: set(h) for r, h in many.index.items() if h} == {
+        r: set(h) for r, h in one.index.items() if h
+    }
+    assert many._overlap_sizes == one._overlap_sizes
+    assert set(many.row_log) <= set(one.row_log)
+    before, after = releases[j].row_counts(), one.releases[j].row_counts
+    moved = {row for row in set(before) | set(after) if before[row] != after.get(row, 0)}
+    assert moved <= {row for _, row in many.row_log}
