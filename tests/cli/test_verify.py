@@ -82,8 +82,7 @@ def test_releases_judged_in_several_processes_read_as_in_one(tmp_path: Path) -> 
     document["population_rates"][term] /= 50
     target.write_text(json.dumps(document))
     reports = {
-        jobs: _verify(str(out), "--jobs", str(jobs), "--mixture-draws", "0")
-        for jobs in (1, 2, 3)
+        jobs: _verify(str(out), "--jobs", str(jobs), "--mixture-draws", "0") for jobs in (1, 2, 3)
     }
     code, one = reports[1]
     assert code == 1
