@@ -19,6 +19,7 @@ document not held, a refused key, a withdrawn release, an unexpected query strin
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -47,7 +48,7 @@ class HeldReleaseReads:
     ``routes``: the release's route for each method, left in the scope as the router
     would."""
 
-    def __init__(self, app: ASGIApp, routes: dict[str, BaseRoute]) -> None:
+    def __init__(self, app: ASGIApp, routes: Mapping[str, BaseRoute]) -> None:
         self.app = app
         self.routes = routes
 
