@@ -62,6 +62,15 @@ def _oracle_max(directory: Path) -> dict[int, Fraction]:
     return worst
 
 
+def _understate_a_rate(out: Path) -> None:
+    """Release 2 published with a private term's rate understated: every holder's lift grows."""
+    target = out / "release-002.json"
+    document = json.loads(target.read_text())
+    term = next(t for t, rate in document["population_rates"].items() if rate > 0)
+    document["population_rates"][term] /= 50
+    target.write_text(json.dumps(document))
+
+
 def test_verify_agrees_with_the_oracle_and_passes_a_sound_series(tmp_path: Path) -> None:
     out = _publish(tmp_path)
     code, report = _verify(str(out))
@@ -76,11 +85,7 @@ def test_verify_agrees_with_the_oracle_and_passes_a_sound_series(tmp_path: Path)
 
 def test_releases_judged_in_several_processes_read_as_in_one(tmp_path: Path) -> None:
     out = _publish(tmp_path)
-    target = out / "release-002.json"
-    document = json.loads(target.read_text())
-    term = next(t for t, rate in document["population_rates"].items() if rate > 0)
-    document["population_rates"][term] /= 50
-    target.write_text(json.dumps(document))
+    _understate_a_rate(out)
     reports = {
         jobs: _verify(str(out), "--jobs", str(jobs), "--mixture-draws", "0") for jobs in (1, 2, 3)
     }
@@ -97,12 +102,7 @@ def test_releases_judged_in_several_processes_read_as_in_one(tmp_path: Path) -> 
 
 def test_verify_exits_non_zero_on_a_breach(tmp_path: Path) -> None:
     out = _publish(tmp_path)
-    # A release whose published rate understates a private term: every holder's lift grows.
-    target = out / "release-002.json"
-    document = json.loads(target.read_text())
-    term = next(t for t, rate in document["population_rates"].items() if rate > 0)
-    document["population_rates"][term] /= 50
-    target.write_text(json.dumps(document))
+    _understate_a_rate(out)
     code, report = _verify(str(out))
     assert code == 1
     assert report["rows_over_threshold"] > 0
