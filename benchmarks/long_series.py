@@ -19,6 +19,7 @@ row pattern and per overlap read at releases 2 and 20. Every run is kept under i
     python -m benchmarks.long_series --label after
     python -m benchmarks.long_series --compare before after   # digests equal, release by release
     python -m benchmarks.long_series --table before after     # markdown, release by release
+    python -m benchmarks.long_series --summarise after        # a kept run's summary again
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -96,6 +98,49 @@ def summary(long: list[dict[str, Any]], short: list[dict[str, Any]]) -> dict[str
         "peak_rss_ratio": round(peak / baseline, 2),
         "us_per_row_pattern": per_unit("row_patterns"),
         "us_per_overlap": per_unit("overlaps"),
+        "unit_cost": unit_cost(long),
+    }
+
+
+def unit_cost(long: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """CPU seconds of releases 2 to the last as a fixed cost plus a cost per row pattern read.
+
+    A release costs what its own rows cost (Anony, the totals: about the same every release of
+    one size) plus what the adversary's reading of the whole series costs, which grows with
+    the row patterns of every published release. The least-squares line
+    ``cpu = fixed + unit × patterns`` over the published releases from 2 on separates the two;
+    ``marginal`` is each quoted release's ``(cpu - fixed) / patterns``, flat when the reading
+    is all that grows.
+
+    >>> recs = [{"release": n, "cpu_seconds": 0.5 + 2e-5 * 1000 * n, "row_patterns": 1000 * n}
+    ...         for n in range(1, 21)]
+    >>> u = unit_cost(recs)
+    >>> u["fixed_seconds"], u["us_per_row_pattern"], u["r2"], u["marginal"]["20"]
+    (0.5, 20.0, 1.0, 20.0)
+    """
+    points = [
+        (r["row_patterns"], r["cpu_seconds"])
+        for r in long
+        if r["release"] >= 2 and "refused" not in r and r.get("cpu_seconds") is not None
+    ]
+    if len(points) < 3:
+        return None
+    xs, ys = zip(*points, strict=True)
+    slope, fixed = statistics.linear_regression(xs, ys)
+    r2 = statistics.correlation(xs, ys) ** 2
+    by_no = {r["release"]: r for r in long if "refused" not in r}
+    marginal = {
+        str(n): round(1e6 * (by_no[n]["cpu_seconds"] - fixed) / by_no[n]["row_patterns"], 1)
+        for n in QUOTED
+        if n in by_no and by_no[n].get("row_patterns")
+    }
+    spread = [1e6 * (y - fixed) / x for x, y in points]
+    return {
+        "fixed_seconds": round(fixed, 3),
+        "us_per_row_pattern": round(1e6 * slope, 2),
+        "r2": round(r2, 3),
+        "marginal": marginal,
+        "marginal_range": [round(min(spread), 1), round(max(spread), 1)],
     }
 
 
@@ -141,8 +186,17 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"))
     parser.add_argument("--table", nargs=2, metavar=("BEFORE", "AFTER"))
+    parser.add_argument(
+        "--summarise", metavar="LABEL", help="recompute a kept run's summary from its records"
+    )
     args = parser.parse_args()
     results: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {}
+    if args.summarise:
+        kept = results[args.summarise]
+        kept["summary"] = summary(kept["series"], kept["two_releases"])
+        args.out.write_text(json.dumps(results, indent=1) + "\n")
+        print(json.dumps(kept["summary"], indent=1))
+        return
     if args.table:
         print(table(results, *args.table))
         return
