@@ -33,7 +33,8 @@ from benchmarks.upload_caps import wide_lines
 
 
 class Phases:
-    """The process's RSS every 20 ms; the peak of each phase, named by the progress reports."""
+    """The process's RSS every 20 ms; the seconds and peak of each phase, named by the
+    progress reports (a phase's peak includes everything still held from before it)."""
 
     def __init__(self) -> None:
         self._process = psutil.Process()
@@ -57,7 +58,9 @@ class Phases:
         if phase != self.phase:
             self.sample()
             now = time.perf_counter()
-            self.seconds[self.phase] = round(now - self.started, 1)
+            self.seconds[self.phase] = round(
+                self.seconds.get(self.phase, 0.0) + now - self.started, 2
+            )
             self.started = now
             self.phase = phase
 

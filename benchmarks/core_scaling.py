@@ -29,57 +29,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import psutil
+from benchmarks.child_phases import Phases, _chunks
 
 RESULTS = Path(__file__).resolve().parent / "results" / "core_scaling.jsonl"
-
-
-class Phases:
-    """The process's RSS every 20 ms; the seconds and peak of each phase, named by the
-    progress reports (a phase's peak includes everything still held from before it)."""
-
-    def __init__(self) -> None:
-        self._process = psutil.Process()
-        self.phase = "start"
-        self.peaks: dict[str, int] = {}
-        self.started = time.perf_counter()
-        self.seconds: dict[str, float] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.02):
-            self.sample()
-
-    def sample(self) -> None:
-        rss = self._process.memory_info().rss
-        self.peaks[self.phase] = max(self.peaks.get(self.phase, 0), rss)
-
-    def enter(self, phase: str, fraction: float = 0.0) -> None:
-        if phase != self.phase:
-            self.sample()
-            now = time.perf_counter()
-            self.seconds[self.phase] = round(
-                self.seconds.get(self.phase, 0.0) + now - self.started, 2
-            )
-            self.started = now
-            self.phase = phase
-
-    def stop(self) -> None:
-        self.enter("end")
-        self._stop.set()
-
-
-async def _chunks(lines: list[bytes]) -> AsyncIterator[bytes]:
-    for i in range(0, len(lines), 4096):
-        yield b"\n".join(lines[i : i + 4096]) + b"\n"
 
 
 def _sha(value: Any) -> str:
