@@ -29,7 +29,7 @@ __all__ = [
 #: that a typo is not ignored.
 COMMON = ("r_th", "cluster_size", "seed")
 #: Sanony's own: which guarantee, and what the default one withholds (design.md §5.8).
-GUARANTEE = ("guarantee", "horizon", "min_copies", "reserve", "max_generalised")
+GUARANTEE = ("guarantee", "horizon", "min_copies", "level_margin", "reserve", "max_generalised")
 SERIAL = (
     "anony_r_th",
     "max_repair_rounds",
@@ -124,6 +124,7 @@ class PublishParams:
     guarantee: str = "true_rows"
     horizon: int = 20
     min_copies: int | None = None
+    level_margin: float | None = 2.0
     reserve: float = 2.0
     max_generalised: float = 0.5
     anony_r_th: float | None = None
@@ -275,6 +276,11 @@ def _validate(p: PublishParams) -> None:
         "min_copies",
         p.min_copies is None or 0 <= p.min_copies <= 10**6,
         "must be between 0 and 1000000, or null",
+    )
+    _check(
+        "level_margin",
+        p.level_margin is None or 0 <= p.level_margin <= 100,
+        "must be between 0 and 100, or null",
     )
     _check("reserve", 1 <= p.reserve <= 1000, "must be between 1 and 1000")
     _check("max_generalised", 0 <= p.max_generalised <= 1, "must be between 0 and 1")

@@ -19,6 +19,7 @@ def test_defaults_follow_the_spec() -> None:
         "guarantee": "true_rows",
         "horizon": 20,
         "min_copies": None,
+        "level_margin": 2.0,
         "reserve": 2.0,
         "max_generalised": 0.5,
         "anony_r_th": None,

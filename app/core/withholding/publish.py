@@ -43,7 +43,7 @@ from app.core.withholding.copies import Copies
 from app.core.withholding.decoupling import decouple
 from app.core.withholding.delinking import Delinked, delink
 from app.core.withholding.placement import Placement, Stuck
-from app.core.withholding.totals import settle_totals, worst_rows
+from app.core.withholding.totals import levels, settle_totals, worst_rows
 
 __all__ = ["publish_true_rows"]
 
@@ -197,9 +197,16 @@ def _build(
     lap("anony")
 
     report("bp")
-    published_before = {s for r in history.releases for s, k in r.term_totals().items() if k}
+    entered = levels(r.term_totals() for r in history.releases)
     settled = settle_totals(
-        risk, true_totals, published_before, published_before, params.admission, params.reserve
+        risk,
+        true_totals,
+        entered,
+        entered,
+        params.admission,
+        params.reserve,
+        params.level_margin,
+        _overlap_share(groups, len(rows), history),
     )
     for s, total in settled.totals.items():
         if total < true_totals.get(s, 0):
@@ -274,6 +281,22 @@ def _delinked(
     if delinked.rows:
         groups = _positions(rows)
     return rows, private_sets, groups, delinked
+
+
+def _overlap_share(groups: dict[Row, list[int]], n: int, history: SeriesHistory) -> float:
+    """``N(O)/N`` expected between the new release and the next one (the steady level,
+    :func:`~app.core.withholding.totals.entry_level`): the share of the new release's rows
+    whose set another of its rows has (a later release drawn from the same population holds
+    those sets again), or, when larger, the share its overlap with the latest release holds
+    (what the population has shown)."""
+    if not n:
+        return 1.0
+    repeated = sum(len(p) for p in groups.values() if len(p) > 1)
+    shown = 0
+    if history.releases:
+        before = history.releases[-1].row_counts()
+        shown = sum(min(len(p), before[row]) for row, p in groups.items() if row in before)
+    return max(repeated, shown) / n
 
 
 def _positions(rows: Sequence[Row]) -> dict[Row, list[int]]:

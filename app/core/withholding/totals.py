@@ -20,12 +20,13 @@ rows by about ``N / (N - o)`` (measured: docs/lab/true-rows.md).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.core.risk.incremental import SeriesRisk
 
-__all__ = ["Settled", "settle_totals"]
+__all__ = ["Settled", "entry_level", "level_cap", "levels", "settle_totals", "steady_cap"]
 
 
 @dataclass(slots=True)
@@ -40,13 +41,78 @@ class Settled:
     pinned: dict[str, int] = field(default_factory=dict)
 
 
+def levels(releases: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """Each term's level: the count the first release that published it published, from the
+    releases' totals oldest first (the history is the only state; a series published before
+    levels existed gets the count it entered with).
+
+    >>> levels([{"s": 0, "t": 9}, {"s": 12, "t": 7}])
+    {'t': 9, 's': 12}
+    """
+    first: dict[str, int] = {}
+    for totals in releases:
+        for s, k in totals.items():
+            if k and s not in first:
+                first[s] = k
+    return first
+
+
+def steady_cap(count: int, margin: float, overlap: float) -> int:
+    """The most copies a release may publish of a term whose later counts are about ``count``
+    or more: ``(count - margin * sqrt(count)) / overlap``.
+
+    A later release with ``c`` copies caps the copies the overlap ``O`` of two whole
+    releases may hold at ``c`` (formulas 5, 6); the adversary expects ``N(O)/N`` of the
+    earlier release's copies there, so a count under ``overlap`` times the earlier one puts
+    the rest on the earlier release's rows outside ``O``, and formula 12 multiplies that lift
+    over every later release so low. A count moves by about ``sqrt(count)`` from one release
+    to the next (SeGen: 1.1 ``sqrt(count)``, upsampled or not;
+    docs/lab/long-series-true-rows.md), so a low later count is ``count - margin *
+    sqrt(count)``, and the earlier one may be at most that over ``overlap``.
+
+    >>> steady_cap(100, 2.0, 0.9), steady_cap(100, 2.0, 0.5), steady_cap(20, 1.0, 1.0)
+    (88, 160, 15)
+    """
+    low = count - margin * math.sqrt(count)
+    return max(0, math.floor(low / max(overlap, 1e-9) + 1e-9))
+
+
+def entry_level(true: int, margin: float | None, overlap: float = 1.0) -> int:
+    """The most copies a term new to the series enters with (its level): the
+    :func:`steady_cap` of its true count, never more than ``true``; ``None``: no level.
+
+    >>> entry_level(20, 1.0), entry_level(100, 2.0, 0.9), entry_level(100, 2.0, 0.5)
+    (15, 88, 100)
+    >>> entry_level(20, None)
+    20
+    """
+    if margin is None:
+        return true
+    return min(true, steady_cap(true, margin, overlap))
+
+
+def level_cap(level: int, margin: float | None, overlap: float = 1.0) -> int | None:
+    """The most copies a later release publishes of a term that entered with ``level``: the
+    level, or more where the overlap leaves room (a count that stays near the level still
+    covers :func:`steady_cap` of the higher one); ``None``: no level, no cap.
+
+    >>> level_cap(15, 1.0), level_cap(100, 2.0, 0.5), level_cap(15, None) is None
+    (15, 160, True)
+    """
+    if margin is None:
+        return None
+    return max(level, steady_cap(level, margin, overlap))
+
+
 def settle_totals(
     risk: SeriesRisk,
     true_totals: Mapping[str, int],
-    published_before: Iterable[str],
+    published_levels: Mapping[str, int],
     series_terms: Iterable[str],
     min_copies: int,
     reserve: float = 1.0,
+    margin: float | None = None,
+    overlap: float = 1.0,
 ) -> Settled:
     """For every private term of the series, the copies release ``risk.j`` publishes.
 
@@ -56,8 +122,8 @@ def settle_totals(
         The series with the new release as Anony built it (only its counts will change).
     true_totals:
         ``N(s, T)`` of the new corpus.
-    published_before:
-        Terms some earlier release published (copies in a cluster or the bag).
+    published_levels:
+        Each term some earlier release published, with its level (:func:`levels`).
     series_terms:
         Every term to settle: the new release's and every earlier release's (a term absent
         from the new release still lifts the rows of the releases that hold it).
@@ -71,26 +137,34 @@ def settle_totals(
         risk of a row no other release reads), with at least ``min_copies``: its rows
         already carry the lift of every earlier release without it (about ``N / (N - o)``
         each), so a term that appears late has the least room left.
+    margin:
+        The steady level (``None``: none): a term enters with at most
+        :func:`entry_level` copies, and every later release publishes at most that level,
+        so that no published count stands above the level and a later fall is a fall under
+        it, of about the count's spread less the margin.
+    overlap:
+        The share of a release's rows the overlap of two whole releases holds, ``N(O)/N``
+        (:func:`entry_level`).
     """
-    before = set(published_before)
     settled = Settled()
     first = True
     for s in sorted(set(series_terms) | set(true_totals)):
         true = true_totals.get(s, 0)
-        top = true
-        if s not in before:
+        if s not in published_levels:
             # Entering: at least min_copies within the admission's reserve, or withheld.
             best = None
             if true >= min_copies:
                 limit = max(1.0, risk.r_th / (2 * reserve))
-                best = risk.most_total(s, true, limit, refresh=first)
+                best = risk.most_total(s, entry_level(true, margin, overlap), limit, refresh=first)
                 first = False
-            if best is None or best < min_copies:
+            if best is None or best < max(entry_level(min_copies, margin, overlap), 1):
                 if true:
                     settled.not_admitted[s] = true
                 best = 0
             settled.totals[s] = best
             continue
+        cap = level_cap(published_levels[s], margin, overlap)
+        top = true if cap is None else min(true, cap)
         # The release does not change while its terms are settled: one refresh for all.
         best = None
         if reserve > 1:
