@@ -68,7 +68,12 @@ class PublishParams:
     ``min_copies`` (``None``: :attr:`admission`) sets the fewest copies with which a private
     term enters the series (fewer are suppressed: a term first published with a few copies is
     the one most likely to fall away later, which lifts the earlier release's rows; a longer
-    series asks for steadier terms) and ``reserve`` the
+    series asks for steadier terms), ``level_margin`` the steady level (2; ``None``: none): a
+    term enters with at most ``(true - level_margin * sqrt(true)) / overlap`` copies, overlap
+    the share of a release that its overlap with the next is expected to hold, and no later
+    release publishes more than that level (more only where the overlap leaves room), so that
+    a later fall is a small fall under the level and not one under a high first count
+    (design.md §5.8, "A steady level"), and ``reserve`` the
     share of ``r_th`` the new release's own rows keep free where a safe count allows it
     (their risk at most ``r_th / reserve``, so that a later release whose count falls has room
     to lift them), and ``max_generalised`` the share of the new release's rows whose public

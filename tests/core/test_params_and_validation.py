@@ -41,6 +41,7 @@ def test_defaults_follow_the_spec() -> None:
     assert params.admission == 20  # twenty releases ask for steadier terms
     assert parse_params("sanony", {"horizon": 5}).admission == 5
     assert parse_params("sanony", {"horizon": 5, "min_copies": 2}).admission == 2
+    assert parse_params("sanony", {"level_margin": None}).level_margin is None  # no level
     paper = parse_params("sanony", {"guarantee": "paper"})
     assert paper.anony_threshold == 3.0  # ANONY_HEADROOM * r_th
     # A method without the choice runs the paper's mechanism.
@@ -66,6 +67,7 @@ def test_defaults_follow_the_spec() -> None:
         ("sanony", {"suppression_scope": "year"}, "params.suppression_scope: must be 'release'"),
         ("kanony", {"on_infeasible": "skip"}, "params.on_infeasible: must be 'escalate'"),
         ("sanony", {"max_dilution": 1.5}, "params.max_dilution: must be between 0 and 1"),
+        ("sanony", {"level_margin": -1}, "params.level_margin: must be between 0 and 100, or null"),
         ("sanony", {"counterfeit_counts": "row"}, "params.counterfeit_counts: must be 'cluster'"),
         (
             "kanony",

@@ -16,6 +16,14 @@ Admission (``min_copies``): a term that no earlier release published enters the 
 with at least that many copies. A term first published with one or two copies is the one most
 likely to vanish from a later release, and each release without it lifts the first one's
 rows by about ``N / (N - o)`` (measured: docs/lab/true-rows.md).
+
+The steady level (``level_margin``): a term enters under its true count, by the margin times
+the count's spread and over the share of a release the overlap with the next holds
+(:func:`entry_level`), and no later release publishes more than that first count
+(:func:`level_cap`). A count that came in high and falls later then falls under the level
+by little, and a count that rose was never published above it: without it, a term entered
+at 27 copies and fell to 18 (BMS-WebView-1), and 8 of 20 releases were refused
+(docs/lab/long-series-true-rows.md, "a steady level").
 """
 
 from __future__ import annotations
