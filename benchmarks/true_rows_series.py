@@ -1,7 +1,7 @@
 """One SeGen series at the ``true_rows`` guarantee, release by release, with what each term
 published: refusals, suppressed copies and CPU seconds (docs/lab/long-series-true-rows.md).
 
-SeGen (rep 40%) of BMS-WebView-1 or -2 with ``--seed``, 10% of the terms private (seeded with
+SeGen (``--rep``, 40%) of BMS-WebView-1 or -2 with ``--seed``, 10% of the terms private (seeded with
 ``--private-seed``, default ``--seed``); a release size above the corpus repeats its lines
 (a line then stands for several individuals with the same record, as in
 ``benchmarks/e2e_publish.py``'s upsampled series). Sanony with ``r_th`` and the publisher
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> None:
     private = choose_private_terms([t for tr in corpus for t in tr.terms], 0.1, seed=private_seed)
     params = parse_params("sanony", {"r_th": args.r_th, "seed": 1, **json.loads(args.params)})
     history = SeriesHistory()
-    positions = segen(len(corpus), args.size, args.releases, 0.4, seed=args.seed)
+    positions = segen(len(corpus), args.size, args.releases, args.rep, seed=args.seed)
     for number, release in enumerate(positions, 1):
         snapshot = [Transaction(corpus[p].terms, f"p{i}") for i, p in enumerate(release)]
         true = Counter(t for tr in snapshot for t in tr.terms if t in private)
@@ -123,6 +123,7 @@ def main() -> None:
     )
     parser.add_argument("--size", type=int, default=20_000)
     parser.add_argument("--releases", type=int, default=20)
+    parser.add_argument("--rep", type=float, default=0.4, help="SeGen's share kept")
     parser.add_argument("--r-th", type=float, default=8.0)
     parser.add_argument("--params", default="{}", help="JSON of further Sanony parameters")
     parser.add_argument("--terms", action="store_true", help="keep every term's counts")

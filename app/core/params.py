@@ -68,9 +68,10 @@ class PublishParams:
     ``min_copies`` (``None``: :attr:`admission`) sets the fewest copies with which a private
     term enters the series (fewer are suppressed: a term first published with a few copies is
     the one most likely to fall away later, which lifts the earlier release's rows; a longer
-    series asks for steadier terms), ``level_margin`` the steady level (2; ``None``: none): a
-    term enters with at most ``(true - level_margin * sqrt(true)) / overlap`` copies, overlap
-    the share of a release that its overlap with the next is expected to hold, and no later
+    series asks for steadier terms), ``level_margin`` the steady level (``None``:
+    :attr:`steady_margin` from the ``horizon``, 2 for twenty releases; ``0``: none): a term
+    enters with at most ``(true - level_margin * sqrt(true)) / overlap`` copies, overlap the
+    share of a release that its overlap with the next is expected to hold, and no later
     release publishes more than that level (more only where the overlap leaves room), so that
     a later fall is a small fall under the level and not one under a high first count
     (design.md §5.8, "A steady level"), and ``reserve`` the
@@ -129,7 +130,7 @@ class PublishParams:
     guarantee: str = "true_rows"
     horizon: int = 20
     min_copies: int | None = None
-    level_margin: float | None = 2.0
+    level_margin: float | None = None
     reserve: float = 2.0
     max_generalised: float = 0.5
     anony_r_th: float | None = None
@@ -179,6 +180,26 @@ class PublishParams:
         if self.min_copies is not None:
             return self.min_copies
         return max(5, self.horizon)
+
+    @property
+    def steady_margin(self) -> float | None:
+        """The steady level's margin, in spreads of a count (design.md §5.8, "A steady
+        level"): ``level_margin``, else from the ``horizon``: ``2 sqrt(ln horizon / ln 20)``,
+        2 for twenty releases. The level hedges against the lowest count of the releases to
+        come, which lies about ``sqrt(2 ln h)`` spreads under the mean of ``h`` of them; 2 was
+        measured at twenty (docs/lab/long-series-true-rows.md, "a steady level": 1 and 1.5
+        left releases that decoupling or a refusal had to mend, 2 none). ``0``: no level
+        (``None`` here), each release up to its true count.
+
+        >>> PublishParams().steady_margin, round(PublishParams(horizon=3).steady_margin, 2)
+        (2.0, 1.21)
+        >>> PublishParams(horizon=1).steady_margin, PublishParams(level_margin=0).steady_margin
+        (None, None)
+        """
+        if self.level_margin is not None:
+            return self.level_margin or None
+        # One release has none to come: no level.
+        return 2 * math.sqrt(math.log(self.horizon) / math.log(20)) or None
 
     @property
     def anony_threshold(self) -> float:
@@ -285,7 +306,7 @@ def _validate(p: PublishParams) -> None:
     _check(
         "level_margin",
         p.level_margin is None or 0 <= p.level_margin <= 100,
-        "must be between 0 and 100, or null",
+        "must be between 0 and 100 (0: no level), or null (from the horizon)",
     )
     _check("reserve", 1 <= p.reserve <= 1000, "must be between 1 and 1000")
     _check("max_generalised", 0 <= p.max_generalised <= 1, "must be between 0 and 1")

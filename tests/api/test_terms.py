@@ -51,7 +51,8 @@ async def test_spellings_of_private_terms_are_private(client: httpx.AsyncClient)
         client,
         name="s",
         private_terms=["HIV", "cancér"],
-        params={"r_th": 2, "cluster_size": 2, "seed": 7, "min_copies": 1},
+        # min_copies 1 and no steady level: each term holds a copy or two (design.md §5.8).
+        params={"r_th": 2, "cluster_size": 2, "seed": 7, "min_copies": 1, "level_margin": 0},
     )
     nfd = unicodedata.normalize("NFD", "cancér")
     spellings = [" HIV", "HIV ", "hiv", "ＨＩＶ", nfd, "CANCÉR"]
@@ -98,7 +99,7 @@ async def test_exact_match_takes_a_joiner_spelling_as_the_private_term(
     """Under exact, ``HI\u200dV`` (the zero-width joiner, allowed for Persian, Indic and
     emoji words) was published in clear, and reads as ``HIV``; a joiner spelling of a private
     term is now that private term, in the corpus, in extra and in the series' private terms."""
-    params = {"r_th": 2, "cluster_size": 2, "seed": 7, "min_copies": 1}
+    params = {"r_th": 2, "cluster_size": 2, "seed": 7, "min_copies": 1, "level_margin": 0}
     response = await client.post(
         "/v1/series",
         headers=ADMIN,
@@ -175,7 +176,7 @@ async def test_look_alike_spellings_are_private_and_every_one_is_told(
         client,
         name="l",
         private_terms=["HIV", "herpes", "canser"],
-        params={"r_th": 2, "cluster_size": 2, "seed": 7, "min_copies": 1},
+        params={"r_th": 2, "cluster_size": 2, "seed": 7, "min_copies": 1, "level_margin": 0},
     )
     spellings = ["\u041dIV", "H\u0399V", "H\u0130V", "HIV\u0307", "herpe\u0455"]
     corpus = [[FILLER[i % 6], spellings[i % 5]] for i in range(20)]

@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 
-# min_copies 1: the terms read here enter the series with a copy or two (design.md §5.8).
-PARAMS = json.dumps({"r_th": 2, "cluster_size": 2, "seed": 7, "min_copies": 1})
+# min_copies 1 and no steady level: the terms read here enter the series with a copy or two
+# (design.md §5.8).
+PARAMS = json.dumps({"r_th": 2, "cluster_size": 2, "seed": 7, "min_copies": 1, "level_margin": 0})
 FILLER = ["theft", "arson", "fraud", "vandal", "abuse", "murder"]
 
 

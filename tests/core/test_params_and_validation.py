@@ -19,7 +19,7 @@ def test_defaults_follow_the_spec() -> None:
         "guarantee": "true_rows",
         "horizon": 20,
         "min_copies": None,
-        "level_margin": 2.0,
+        "level_margin": None,
         "reserve": 2.0,
         "max_generalised": 0.5,
         "anony_r_th": None,
@@ -41,7 +41,9 @@ def test_defaults_follow_the_spec() -> None:
     assert params.admission == 20  # twenty releases ask for steadier terms
     assert parse_params("sanony", {"horizon": 5}).admission == 5
     assert parse_params("sanony", {"horizon": 5, "min_copies": 2}).admission == 2
-    assert parse_params("sanony", {"level_margin": None}).level_margin is None  # no level
+    assert params.steady_margin == 2.0  # from the horizon, like the admission
+    assert parse_params("sanony", {"horizon": 5}).steady_margin < 1.5
+    assert parse_params("sanony", {"level_margin": 0}).steady_margin is None  # no level
     paper = parse_params("sanony", {"guarantee": "paper"})
     assert paper.anony_threshold == 3.0  # ANONY_HEADROOM * r_th
     # A method without the choice runs the paper's mechanism.
@@ -67,7 +69,7 @@ def test_defaults_follow_the_spec() -> None:
         ("sanony", {"suppression_scope": "year"}, "params.suppression_scope: must be 'release'"),
         ("kanony", {"on_infeasible": "skip"}, "params.on_infeasible: must be 'escalate'"),
         ("sanony", {"max_dilution": 1.5}, "params.max_dilution: must be between 0 and 1"),
-        ("sanony", {"level_margin": -1}, "params.level_margin: must be between 0 and 100, or null"),
+        ("sanony", {"level_margin": -1}, "params.level_margin: must be between 0 and 100"),
         ("sanony", {"counterfeit_counts": "row"}, "params.counterfeit_counts: must be 'cluster'"),
         (
             "kanony",

@@ -205,7 +205,7 @@ def _build(
         entered,
         params.admission,
         params.reserve,
-        params.level_margin,
+        params.steady_margin,
         _overlap_share(groups, len(rows), history),
     )
     for s, total in settled.totals.items():

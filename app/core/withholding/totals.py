@@ -20,10 +20,11 @@ rows by about ``N / (N - o)`` (measured: docs/lab/true-rows.md).
 The steady level (``level_margin``): a term enters under its true count, by the margin times
 the count's spread and over the share of a release the overlap with the next holds
 (:func:`entry_level`), and no later release publishes more than that first count
-(:func:`level_cap`). A count that came in high and falls later then falls under the level
-by little, and a count that rose was never published above it: without it, a term entered
-at 27 copies and fell to 18 (BMS-WebView-1), and 8 of 20 releases were refused
-(docs/lab/long-series-true-rows.md, "a steady level").
+(:func:`level_cap`; or more where the overlap leaves room, or up to a count published
+already). A count that came in high and falls later then falls under the level by little:
+without it, BMS-WebView-1's term ``20803`` was published with 27, 24 and 26 copies and then
+held 18, and 8 of 20 releases were refused (docs/lab/long-series-true-rows.md, "a steady
+level").
 """
 
 from __future__ import annotations
@@ -31,10 +32,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from app.core.risk.incremental import SeriesRisk
 
-__all__ = ["Settled", "entry_level", "level_cap", "levels", "settle_totals", "steady_cap"]
+__all__ = [
+    "Level",
+    "Settled",
+    "entry_level",
+    "level_cap",
+    "levels",
+    "settle_totals",
+    "steady_cap",
+]
 
 
 @dataclass(slots=True)
@@ -49,20 +59,33 @@ class Settled:
     pinned: dict[str, int] = field(default_factory=dict)
 
 
-def levels(releases: Iterable[Mapping[str, int]]) -> dict[str, int]:
-    """Each term's level: the count the first release that published it published, from the
-    releases' totals oldest first (the history is the only state; a series published before
-    levels existed gets the count it entered with).
+class Level(NamedTuple):
+    """What the history says of a term: the count the first release that published it
+    published (its level) and the highest count any release published."""
 
-    >>> levels([{"s": 0, "t": 9}, {"s": 12, "t": 7}])
-    {'t': 9, 's': 12}
+    first: int
+    highest: int
+
+
+def levels(releases: Iterable[Mapping[str, int]]) -> dict[str, Level]:
+    """Each published term's :class:`Level`, from the releases' totals oldest first (the
+    history is the only state: a series published before levels existed has its first counts
+    as levels).
+
+    >>> levels([{"s": 0, "t": 9}, {"s": 12, "t": 7}, {"s": 15}])
+    {'t': Level(first=9, highest=9), 's': Level(first=12, highest=15)}
     """
-    first: dict[str, int] = {}
+    found: dict[str, Level] = {}
     for totals in releases:
         for s, k in totals.items():
-            if k and s not in first:
-                first[s] = k
-    return first
+            if not k:
+                continue
+            known = found.get(s)
+            if known is None:
+                found[s] = Level(k, k)
+            elif k > known.highest:
+                found[s] = Level(known.first, k)
+    return found
 
 
 def steady_cap(count: int, margin: float, overlap: float) -> int:
@@ -99,23 +122,27 @@ def entry_level(true: int, margin: float | None, overlap: float = 1.0) -> int:
     return min(true, steady_cap(true, margin, overlap))
 
 
-def level_cap(level: int, margin: float | None, overlap: float = 1.0) -> int | None:
-    """The most copies a later release publishes of a term that entered with ``level``: the
-    level, or more where the overlap leaves room (a count that stays near the level still
-    covers :func:`steady_cap` of the higher one); ``None``: no level, no cap.
+def level_cap(level: Level, margin: float | None, overlap: float = 1.0) -> int | None:
+    """The most copies a later release publishes of a term: its level, or more where the
+    overlap leaves room (a count that stays near the level still covers :func:`steady_cap`
+    of the higher one), and never less than a count some release published already (one
+    that rises again to an earlier count is no fall under it, whatever the overlap was when
+    that count was allowed); ``None``: no level, no cap.
 
-    >>> level_cap(15, 1.0), level_cap(100, 2.0, 0.5), level_cap(15, None) is None
-    (15, 160, True)
+    >>> level_cap(Level(15, 15), 1.0), level_cap(Level(100, 100), 2.0, 0.5)
+    (15, 160)
+    >>> level_cap(Level(15, 21), 1.0), level_cap(Level(15, 15), None) is None
+    (21, True)
     """
     if margin is None:
         return None
-    return max(level, steady_cap(level, margin, overlap))
+    return max(level.highest, steady_cap(level.first, margin, overlap))
 
 
 def settle_totals(
     risk: SeriesRisk,
     true_totals: Mapping[str, int],
-    published_levels: Mapping[str, int],
+    published_levels: Mapping[str, Level],
     series_terms: Iterable[str],
     min_copies: int,
     reserve: float = 1.0,
@@ -131,7 +158,7 @@ def settle_totals(
     true_totals:
         ``N(s, T)`` of the new corpus.
     published_levels:
-        Each term some earlier release published, with its level (:func:`levels`).
+        Each term some earlier release published, with its :class:`Level` (:func:`levels`).
     series_terms:
         Every term to settle: the new release's and every earlier release's (a term absent
         from the new release still lifts the rows of the releases that hold it).

@@ -19,7 +19,7 @@ def _pinned_series() -> tuple[list[list[Transaction]], frozenset[str]]:
     take out, and it caps the copies of X there at 0: release 1's 16 other rows carry all 8,
     odds of 8/32 times (40 - 8) / (40 - 8 - 24) = 1, a posterior of 1/2 against a rate of 8/40:
     serial risk 2.5 over r_th = 2 (formulas 12, 13, 15). Without a steady level
-    (``level_margin`` null), so that release 1 publishes all 8: the level would take X in
+    (``level_margin`` 0), so that release 1 publishes all 8: the level would take X in
     with 3, and the fall to none, which no level prevents, would be a smaller one."""
     empty = [Transaction.of(["Y"]) for _ in range(24)]
     first = empty + [
@@ -32,7 +32,7 @@ def _pinned_series() -> tuple[list[list[Transaction]], frozenset[str]]:
 def test_a_pinned_term_is_refused_with_the_term_release_and_smallest_r_th() -> None:
     (first, second), private = _pinned_series()
     params = parse_params(
-        "sanony", {"r_th": 2, "cluster_size": 4, "seed": 1, "min_copies": 5, "level_margin": None}
+        "sanony", {"r_th": 2, "cluster_size": 4, "seed": 1, "min_copies": 5, "level_margin": 0}
     )
     history = SeriesHistory()
     publication = publish("sanony", history, first, private, params)
@@ -53,7 +53,7 @@ def test_a_pinned_term_is_refused_with_the_term_release_and_smallest_r_th() -> N
 def test_a_higher_r_th_publishes_what_the_refusal_named() -> None:
     (first, second), private = _pinned_series()
     params = parse_params(
-        "sanony", {"r_th": 2.5, "cluster_size": 4, "seed": 1, "min_copies": 5, "level_margin": None}
+        "sanony", {"r_th": 2.5, "cluster_size": 4, "seed": 1, "min_copies": 5, "level_margin": 0}
     )
     history = SeriesHistory()
     for corpus in (first, second):

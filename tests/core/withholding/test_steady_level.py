@@ -1,6 +1,7 @@
 """The steady level of the default guarantee (design.md §5.8, "A steady level"): a term enters
-the series under its true count by ``level_margin`` times the count's spread, and no later
-release publishes more than that first count, so that a later fall is a fall under the level."""
+the series under its true count by ``level_margin`` times the count's spread (over the share
+of a release its overlap with the next holds), and no later release publishes more than that
+first count, so that a later fall is a fall under the level. ``level_margin`` 0: no level."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from app.core.history import SeriesHistory
 from app.core.model import PublishedRelease, Transaction
 from app.core.params import parse_params
 from app.core.pipeline import publish
-from app.core.withholding.totals import entry_level, levels
+from app.core.withholding.totals import Level, entry_level, level_cap, levels
 from tests.core.series_strategies import SmallSeries, hard_series, small_series
 from tests.core.withholding.test_true_rows_properties import check_publication
 from tests.oracle.serial_risk import violations
@@ -24,10 +25,18 @@ from tests.oracle.serial_risk import violations
 
 def test_a_level_is_the_count_of_the_first_release_that_published_the_term() -> None:
     assert levels([{"s": 0, "t": 9}, {"s": 12, "t": 7}, {"s": 30, "u": 4}]) == {
-        "t": 9,
-        "s": 12,
-        "u": 4,
+        "t": Level(9, 9),
+        "s": Level(12, 30),
+        "u": Level(4, 4),
     }
+
+
+def test_a_later_release_may_return_to_a_count_published_already() -> None:
+    """A series published before the level (or whose overlap once left room above it) keeps
+    its highest count: publishing less than an earlier count would be a fall of its own."""
+    assert level_cap(Level(20, 30), 2.0, 1.0) == 30
+    assert level_cap(Level(20, 20), 2.0, 1.0) == 20
+    assert level_cap(Level(20, 20), None) is None
 
 
 @pytest.mark.parametrize(
@@ -83,7 +92,7 @@ def test_no_release_publishes_more_than_the_level(margin: float, expected: list[
     assert counts == expected
     assert violations(history.releases, 8) == []
     # Without a level each release publishes its true count.
-    unlevelled, _ = _publish(corpora, frozenset({"X"}), r_th=8, level_margin=None)
+    unlevelled, _ = _publish(corpora, frozenset({"X"}), r_th=8, level_margin=0)
     assert unlevelled == [20, 30, 12, 25]
 
 
@@ -106,7 +115,7 @@ def _fallen() -> list[list[Transaction]]:
 
 def test_a_fall_that_pinned_the_term_is_a_fall_under_its_level() -> None:
     private = frozenset({"X", "Y"})
-    counts, _ = _publish(_fallen(), private, r_th=2, level_margin=None)
+    counts, _ = _publish(_fallen(), private, r_th=2, level_margin=0)
     assert counts == [11, None]  # 11 copies published, then 8: refused (serial risk 2.17)
     # 100 of 116 rows repeat: X enters with at most (12 - 2 sqrt 12) / (100/116) = 5.9
     # copies, 4 within the admission's reserve (r_th / 4 for its own rows)...
@@ -143,20 +152,22 @@ def _over_the_level(
     releases: list[PublishedRelease], true: Counter[str], margin: float
 ) -> dict[str, int]:
     """Terms the newest release published above what the level allows: a new term above
-    ``_most`` of its true count, an earlier one above its level (the count it first
-    published) or ``_most`` of the level, whichever is higher."""
+    ``_most`` of its true count, an earlier one above the highest of ``_most`` of its level
+    (the count it first published) and every count published before."""
     share = _overlap_share(releases)
     level: dict[str, int] = {}
+    highest: Counter[str] = Counter()
     for release in releases[:-1]:
         for s, k in release.term_totals().items():
             if k:
                 level.setdefault(s, k)
+                highest[s] = max(highest[s], k)
     over = {}
     for s, k in releases[-1].term_totals().items():
         most = (
             _most(true[s], margin, share)
             if s not in level
-            else max(level[s], _most(level[s], margin, share))
+            else max(highest[s], _most(level[s], margin, share))
         )
         if k > most:
             over[s] = k
@@ -184,7 +195,7 @@ def _publish_levelled(series: SmallSeries, margin: float) -> None:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_series(), st.sampled_from([0.0, 0.5, 1.0, 2.0]))
+@given(small_series(), st.sampled_from([0.5, 1.0, 2.0]))
 def test_every_row_within_r_th_and_no_count_above_its_level(
     series: SmallSeries, margin: float
 ) -> None:
@@ -192,7 +203,7 @@ def test_every_row_within_r_th_and_no_count_above_its_level(
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(hard_series(), st.sampled_from([0.0, 1.0, 2.0]))
+@given(hard_series(), st.sampled_from([0.5, 1.0, 2.0]))
 def test_hard_cases_within_r_th_and_no_count_above_its_level(
     series: SmallSeries, margin: float
 ) -> None:
