@@ -163,7 +163,8 @@ def settle_totals(
         Every term to settle: the new release's and every earlier release's (a term absent
         from the new release still lifts the rows of the releases that hold it).
     min_copies:
-        Admission: the fewest copies with which a term may enter the series.
+        Admission: the fewest true copies with which a term may enter the series; it enters
+        with at least :func:`entry_level` of them (``min_copies`` itself without a level).
     reserve:
         The new release's own rows are kept within ``r_th / reserve`` where a count that is
         safe so exists: what they keep below ``r_th`` is what a later release whose count
@@ -192,7 +193,10 @@ def settle_totals(
                 limit = max(1.0, risk.r_th / (2 * reserve))
                 best = risk.most_total(s, entry_level(true, margin, overlap), limit, refresh=first)
                 first = False
-            if best is None or best < max(entry_level(min_copies, margin, overlap), 1):
+            least = entry_level(min_copies, margin, overlap)
+            if margin is not None:
+                least = max(least, 1)  # a level of none is no admission
+            if best is None or best < least:
                 if true:
                     settled.not_admitted[s] = true
                 best = 0
