@@ -34,6 +34,11 @@ MAINTAINED: tuple[Benchmark, ...] = (
         "python -m benchmarks.long_series --label after",
     ),
     Benchmark(
+        "true_rows_series",
+        "one SeGen series at the default guarantee: refusals, copies withheld, per term counts",
+        "python -m benchmarks.true_rows_series --corpus 1 --seed 1 --terms --out series.jsonl",
+    ),
+    Benchmark(
         "series_length_figure",
         "publish time and memory against release number, from core_publish --series runs",
         "python -m benchmarks.series_length_figure"
