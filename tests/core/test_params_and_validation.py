@@ -41,8 +41,8 @@ def test_defaults_follow_the_spec() -> None:
     assert params.admission == 20  # twenty releases ask for steadier terms
     assert parse_params("sanony", {"horizon": 5}).admission == 5
     assert parse_params("sanony", {"horizon": 5, "min_copies": 2}).admission == 2
-    assert params.steady_margin == 2.0  # from the horizon, like the admission
-    assert parse_params("sanony", {"horizon": 5}).steady_margin < 1.5
+    assert params.steady_margin == 3.0  # from the horizon, like the admission
+    assert parse_params("sanony", {"horizon": 5}).steady_margin < 2.5
     assert parse_params("sanony", {"level_margin": 0}).steady_margin is None  # no level
     paper = parse_params("sanony", {"guarantee": "paper"})
     assert paper.anony_threshold == 3.0  # ANONY_HEADROOM * r_th

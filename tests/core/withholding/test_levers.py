@@ -60,7 +60,10 @@ def test_a_recurring_row_of_a_holding_cluster_is_generalised() -> None:
     second = [Transaction.of(["p1", "q1", "s"])] + [
         Transaction.of([f"p{i % 3}", f"x{i}"]) for i in range(11)
     ]
-    params = parse_params("sanony", {"r_th": 4, "cluster_size": 4, "min_copies": 1, "seed": 1})
+    # No steady level (it would keep s's count under the fall the lever is for).
+    params = parse_params(
+        "sanony", {"r_th": 4, "cluster_size": 4, "min_copies": 1, "seed": 1, "level_margin": 0}
+    )
     history = SeriesHistory()
     for corpus in (first, second):
         publication = publish("sanony", history, corpus, frozenset({"s"}), params)
@@ -81,7 +84,10 @@ def test_decoupling_generalises_the_rows_a_fallen_count_is_read_through() -> Non
         Transaction.of([f"a{i}", f"b{i}", *(["X"] if i < 8 else [])]) for i in range(16)
     ]
     second = popular + [Transaction.of([f"c{i}", f"d{i}"]) for i in range(16)]
-    params = parse_params("sanony", {"r_th": 2, "cluster_size": 4, "seed": 1, "min_copies": 5})
+    # No steady level (it would keep X's count under the fall the lever is for).
+    params = parse_params(
+        "sanony", {"r_th": 2, "cluster_size": 4, "seed": 1, "min_copies": 5, "level_margin": 0}
+    )
     history = SeriesHistory()
     for corpus in (first, second):
         publication = publish("sanony", history, corpus, frozenset({"X"}), params)

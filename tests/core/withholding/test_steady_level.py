@@ -119,7 +119,7 @@ def test_a_fall_that_pinned_the_term_is_a_fall_under_its_level() -> None:
     assert counts == [11, None]  # 11 copies published, then 8: refused (serial risk 2.17)
     # 100 of 116 rows repeat: X enters with at most (12 - 2 sqrt 12) / (100/116) = 5.9
     # copies, 4 within the admission's reserve (r_th / 4 for its own rows)...
-    counts, history = _publish(_fallen(), private, r_th=2)
+    counts, history = _publish(_fallen(), private, r_th=2, level_margin=2.0)
     assert counts == [4, 4]
     assert violations(history.releases, 2) == []
     # ... and with a margin of 1, (12 - sqrt 12) / (100/116) = 9.9: a fall from 9 to 8.
