@@ -15,8 +15,10 @@ release is stored once.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select
@@ -35,7 +37,11 @@ from app.jobs.context import JobContext
 from app.methods.storage import storage_of
 from app.observability import logger
 from app.runtime import Runtime
-from app.services.renderings import store_release_documents, store_risk_documents
+from app.services.renderings import (
+    render_release_documents,
+    store_release_documents,
+    store_risk_documents,
+)
 
 __all__ = ["SeriesMoved", "Stored", "store_release"]
 
@@ -111,20 +117,40 @@ async def _store(
     publication, private_terms = computed.publication, computed.private_terms
     release = publication.release
     storage = storage_of(context.method)
-    model = await store_publication(
-        session,
-        series_id=series.id,
-        method=context.method.name,
-        params=context.echoed,
-        publication=publication,
-        job_id=context.job_id,
+    # The renderings (orjson, then gzip and sha256 in threads that release the interpreter
+    # lock) are made while PostgreSQL takes the rows in: the COPY waits on the server, which
+    # the rendering does not need. Stored below, in this transaction, as before.
+    rendering = asyncio.ensure_future(
+        asyncio.to_thread(
+            partial(
+                render_release_documents,
+                series.name,
+                context.method.name,
+                context.echoed,
+                release,
+                release_no=release.release_no,
+                label=release.label,
+            )
+        )
     )
-    if release.layout is not None:
-        await storage.store_layout(session, model.id, release.layout)
-    # The child's own bytes, for the series' next job (docs/architecture.md).
-    await store_pack(session, model.id, computed.packed)
-    # Rendered in the publication's transaction: no release is ever without its bytes.
-    await store_release_documents(session, series.name, model, release)
+    try:
+        model = await store_publication(
+            session,
+            series_id=series.id,
+            method=context.method.name,
+            params=context.echoed,
+            publication=publication,
+            job_id=context.job_id,
+        )
+        if release.layout is not None:
+            await storage.store_layout(session, model.id, release.layout)
+        # The child's own bytes, for the series' next job (docs/architecture.md).
+        await store_pack(session, model.id, computed.packed)
+        # Stored in the publication's transaction: no release is ever without its bytes.
+        await store_release_documents(session, series.name, model, release, rendering)
+    finally:
+        # A store that failed (and runs again) does not wait for its rendering.
+        rendering.cancel()
     await storage.store_state(session, series.id, publication)
     if not private_terms <= set(series.private_terms):
         series.private_terms = sorted(private_terms)

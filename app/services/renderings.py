@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -37,6 +38,7 @@ from app.errors import NotFound
 from app.io.public import layout_parts, release_header
 from app.io.rendering import (
     CHUNK_BYTES,
+    Rendered,
     gunzip,
     render_document,
     render_layout,
@@ -50,6 +52,7 @@ __all__ = [
     "RELEASE_KEYS",
     "configure_memory",
     "clear_render_cache",
+    "render_release_documents",
     "store_release_documents",
     "release_document",
     "held_release_document",
@@ -130,37 +133,52 @@ def clear_render_cache() -> None:
     _MEMORY.clear()
 
 
-def _header(series_name: str, model: Release, release: PublishedRelease) -> dict[str, object]:
-    return release_header(
-        release,
-        series_name,
-        model.method,
-        model.params,
-        release_no=model.release_no,
-        label=model.label,
+def render_release_documents(
+    series_name: str,
+    method: str,
+    params: Mapping[str, object],
+    release: PublishedRelease,
+    *,
+    release_no: int,
+    label: str | None,
+) -> tuple[Rendered, Rendered]:
+    """The JSON and the NDJSON of ``release`` as :func:`store_release_documents` stores them,
+    without a database: a publication renders them in a thread while its rows go into
+    PostgreSQL (the number, label, method and params its release row will hold)."""
+    if release.layout is not None:
+        header, clusters = layout_parts(
+            release, series_name, method, params, release_no=release_no, label=label
+        )
+        return render_layout(header, clusters)
+    header = release_header(
+        release, series_name, method, params, release_no=release_no, label=label
     )
+    return render_release(header, release.clusters)
 
 
 async def store_release_documents(
-    session: AsyncSession, series_name: str, model: Release, release: PublishedRelease
+    session: AsyncSession,
+    series_name: str,
+    model: Release,
+    release: PublishedRelease,
+    rendered: Awaitable[tuple[Rendered, Rendered]] | None = None,
 ) -> list[DocumentMeta]:
-    """Render the public release (JSON, NDJSON) and store it in the caller's transaction."""
-    if release.layout is not None:
-        header, clusters = layout_parts(
-            release,
-            series_name,
-            model.method,
-            model.params,
-            release_no=model.release_no,
-            label=model.label,
-        )
-        rendered = await asyncio.to_thread(render_layout, header, clusters)
-    else:
-        rendered = await asyncio.to_thread(
-            render_release, _header(series_name, model, release), release.clusters
+    """Render the public release (JSON, NDJSON) and store it in the caller's transaction;
+    ``rendered``: :func:`render_release_documents` of the same release, started earlier."""
+    if rendered is None:
+        rendered = asyncio.to_thread(
+            partial(
+                render_release_documents,
+                series_name,
+                model.method,
+                model.params,
+                release,
+                release_no=model.release_no,
+                label=model.label,
+            )
         )
     stored = []
-    for key, document in zip(RELEASE_KEYS.values(), rendered, strict=True):
+    for key, document in zip(RELEASE_KEYS.values(), await rendered, strict=True):
         meta = await insert_document(session, model.id, key, document, CHUNK_BYTES)
         stored.append(meta or await _stored(session, model.id, key))
     return stored
