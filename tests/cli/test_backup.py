@@ -233,11 +233,11 @@ def test_a_backup_of_an_older_schema_is_migrated_after_the_restore(tmp_path: Pat
     with empty_database() as target:
         restored = serialpub(target, "restore", str(archive))
         assert restored.returncode == 0, restored.stderr
-        assert "migrated from 0015_withdrawals to 0016_access_trail" in restored.stdout
+        assert "migrated from 0015_withdrawals to 0017_rows_without_hash_index" in restored.stdout
         with psycopg.connect(libpq_url(target)) as conn:
             version = conn.execute("SELECT version_num FROM alembic_version").fetchone()
             keys = conn.execute("SELECT role, expires_at FROM api_keys").fetchall()
-    assert version == ("0016_access_trail",)
+    assert version == ("0017_rows_without_hash_index",)
     assert keys == [("auditor", None)]
 
 
@@ -252,8 +252,8 @@ def test_a_backup_of_a_newer_schema_is_refused_and_nothing_is_written(tmp_path: 
         assert refused.returncode == 2
         assert refused.stderr.strip() == (
             "error: the backup's schema is at revision 0099_from_the_future, which this version "
-            "of Serialpub does not know (its newest is 0016_access_trail): restore it with the "
-            "version that made it, or a newer one"
+            "of Serialpub does not know (its newest is 0017_rows_without_hash_index): restore it "
+            "with the version that made it, or a newer one"
         )
         with psycopg.connect(libpq_url(target)) as conn:
             tables = conn.execute(

@@ -1,8 +1,9 @@
 """Published releases (public) and their ledgers (private).
 
 Rows are stored as arrays of term ids (``terms`` is the dictionary) with a 64-bit hash of the
-row's terms, indexed, so that equal non-private sets are found across releases. Rows, clusters
-and ledgers are written with ``COPY`` (see :mod:`app.db.bulk`), never row by row.
+row's terms. The hash is not indexed: no query reads it, and the index was 40% of the rows'
+``COPY`` (migration 0017). Rows, clusters and ledgers are written with ``COPY`` (see
+:mod:`app.db.bulk`), never row by row.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     ForeignKey,
-    Index,
     Integer,
     LargeBinary,
     String,
@@ -95,7 +95,6 @@ class PublishedRow(Base):
     """
 
     __tablename__ = "published_rows"
-    __table_args__ = (Index("ix_published_rows_terms_hash", "terms_hash"),)
 
     cluster_pk: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
