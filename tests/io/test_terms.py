@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from app.core.errors import InvalidCorpus
 from app.io.terms import (
     PrivateMatcher,
+    _block_pattern,
     absent_private_terms,
+    block_is_clean,
     fold,
     normalize_private_terms,
     normalize_term,
@@ -221,3 +223,11 @@ def test_documented_pattern_agrees_with_validation(raw: str) -> None:
     except InvalidCorpus:
         accepted = False
     assert documented == accepted, repr(raw)
+
+
+def test_an_ascii_block_is_judged_as_by_the_whole_class() -> None:
+    """An ASCII block is scanned against the class's ASCII part: every ASCII character, on
+    its own and inside a line, is refused exactly when the whole class refuses it."""
+    for cp in range(0x80):
+        for text in (chr(cp), f"12 3{chr(cp)}4\n5"):
+            assert block_is_clean(text) == (_block_pattern().search(text) is None), cp
