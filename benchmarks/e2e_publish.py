@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import statistics
@@ -270,6 +271,16 @@ def reads(client: httpx.Client, name: str, release_no: int) -> dict[str, float]:
     return out
 
 
+def ledger_digest(client: httpx.Client, name: str, release_no: int) -> str:
+    """The private ledger as stored and read back (auditors), canonical JSON's sha256: equal
+    digests, equal ledgers. Read whole by the API: at ten million rows its peak is the
+    ledger's, so it is asked for only with ``--ledger-digest``."""
+    ledger = client.get(f"/v1/series/{name}/releases/{release_no}/ledger", headers=ADMIN)
+    ledger.raise_for_status()
+    canonical = json.dumps(ledger.json(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
 def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
     releases, private = series_lines(size, args.releases, args.seed)
     rss = PeakRss()
@@ -319,13 +330,16 @@ def run_size(args: argparse.Namespace, size: int) -> list[dict[str, Any]]:
                     )
                 break
             time.sleep(0.3)  # a last sample of the processes
+            peaks = {n: round(v / 2**20) for n, v in rss.peak.items()}
+            if args.ledger_digest:
+                result["ledger_sha256"] = ledger_digest(client, "bms", result["release_no"])
             result.update(
                 size=size,
                 lines=len(lines),
                 against=k,
                 load1=round(load, 2),
                 load1_after=round(os.getloadavg()[0], 2),
-                peak_rss_mib={n: round(v / 2**20) for n, v in rss.peak.items()},
+                peak_rss_mib=peaks,
                 database_mib=(
                     None
                     if (size_bytes := database_bytes(url)) is None
@@ -435,6 +449,11 @@ def main(argv: list[str] | None = None) -> int:
         default="postgresql+psycopg://postgres@127.0.0.1:5432/postgres",
         help="a PostgreSQL server (any database on it): one database per size "
         "is created there and dropped",
+    )
+    parser.add_argument(
+        "--ledger-digest",
+        action="store_true",
+        help="read each release's ledger back and record its digest (after the memory samples)",
     )
     parser.add_argument("--server-log", type=Path, default=Path("/tmp/serialpub-e2e.log"))
     parser.add_argument(

@@ -99,8 +99,8 @@ async def _copy_clusters(
             position,
             ct.text(c.cluster_id),
             c.size,
-            ct.jsonb(c.private_counts),
-            ct.jsonb(c.global_share),
+            ct.counts_jsonb(c.private_counts),
+            ct.counts_jsonb(c.global_share),
             c.counterfeits,
         )
         for position, (pk, c) in enumerate(zip(pks, release.clusters, strict=True))
@@ -156,7 +156,7 @@ async def _copy_ledgers(
             led.fp1,
             led.fp2,
             ct.text_array(led.individuals),
-            ct.jsonb(led.suppressed),
+            ct.counts_jsonb(led.suppressed),
         )
         for pk, led in zip(pks, ledgers, strict=True)
     )
