@@ -69,7 +69,7 @@ class PublishParams:
     term enters the series (fewer are suppressed: a term first published with a few copies is
     the one most likely to fall away later, which lifts the earlier release's rows; a longer
     series asks for steadier terms), ``level_margin`` the steady level (``None``:
-    :attr:`steady_margin` from the ``horizon``, 2 for twenty releases; ``0``: none): a term
+    :attr:`steady_margin` from the ``horizon``, 3 for twenty releases; ``0``: none): a term
     enters with at most ``(true - level_margin * sqrt(true)) / overlap`` copies, overlap the
     share of a release that its overlap with the next is expected to hold, and no later
     release publishes more than that level (more only where the overlap leaves room), so that
