@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,9 +83,20 @@ def fresh_database() -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
 
 
-def truncate_all(url: str) -> None:
-    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-        conn.execute(f"TRUNCATE {', '.join(TABLES)} CASCADE")  # type: ignore[arg-type]
+def truncate_all(url: str, attempts: int = 5) -> None:
+    """Empty every table. A write the previous test's app still has in flight (its access
+    trail, a job's last status) locks the tables in another order than the ``TRUNCATE``, and
+    PostgreSQL may end the ``TRUNCATE`` as a deadlock's victim (seen under a load of 5): the
+    write then finishes, and the ``TRUNCATE`` is tried again."""
+    for attempt in range(attempts):
+        try:
+            with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+                conn.execute(f"TRUNCATE {', '.join(TABLES)} CASCADE")  # type: ignore[arg-type]
+            return
+        except psycopg.errors.DeadlockDetected:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.1 * (attempt + 1))
 
 
 class OwnServer:
