@@ -49,6 +49,7 @@ __all__ = [
     "JOBS",
     "DRY_RUNS",
     "JOBS_RUNNING",
+    "DATABASE_FULL",
     "DATABASE_SIZE",
     "STORAGE_FULL",
     "METRICS_CONTENT_TYPE",
@@ -100,6 +101,14 @@ JOBS_RUNNING = Gauge(
 DATABASE_SIZE = Gauge(
     "serialpub_database_size_bytes",
     "Bytes the service's PostgreSQL database takes on disk (pg_database_size)",
+    multiprocess_mode="mostrecent",
+)
+#: Read from the database (``storage_state``) at each scrape, whichever process met the full
+#: disk: every process sees the same state, so the newest reading is the one to show.
+DATABASE_FULL = Gauge(
+    "serialpub_database_full",
+    "1 while /readyz answers storage_full: a write was refused for lack of disk space in the "
+    "last 5 minutes, by any process of the service, and no release was stored since",
     multiprocess_mode="mostrecent",
 )
 STORAGE_FULL = Counter(

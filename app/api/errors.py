@@ -54,7 +54,7 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
     if is_storage_full(exc):
         runtime = getattr(request.app.state, "runtime", None)
         if runtime is not None:
-            runtime.db.storage.failed("request")
+            await runtime.db.storage.failed("request")
         _log.error("the database has no space left", path=request.url.path)
         return await _app_error(
             request,

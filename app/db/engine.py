@@ -13,10 +13,8 @@ until an operator adds space.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import psycopg
@@ -32,12 +30,14 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from app.db.embedded import libpq_url, sqlalchemy_url
-from app.observability import STORAGE_FULL
+from app.observability import STORAGE_FULL, logger
 from app.settings import Settings
 
 __all__ = [
     "Database",
     "NEEDED_SECONDS",
+    "STORAGE_ALERT_S",
+    "StorageState",
     "database_size",
     "is_storage_full",
     "is_transient",
@@ -46,6 +46,7 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+_log = logger("serialpub.db")
 
 #: SQLSTATEs of faults that a later try can get past: the server ended the session
 #: (57P01 ``admin_shutdown``, 57P02 ``crash_shutdown``, 57P03 ``cannot_connect_now``: a
@@ -119,27 +120,62 @@ def resolve_database_url(settings: Settings) -> str:
     return start_embedded(settings.data_dir)
 
 
-@dataclass(slots=True)
+#: Seconds ``/readyz`` answers 503 ``storage_full`` after a write failed for lack of space,
+#: unless a release is stored meanwhile: long enough for a probe to see it, and bounded, so
+#: that a service nobody posts to once space is added is ready again.
+STORAGE_ALERT_S = 300.0
+
+# The state's one row (:class:`app.db.models.StorageState`), on the database's clock: every
+# process reads the same times.
+_RECORD_FULL = text(
+    "INSERT INTO storage_state (id, full_at, what) VALUES (1, now(), :what) "
+    "ON CONFLICT (id) DO UPDATE SET full_at = excluded.full_at, what = excluded.what"
+)
+# No row is written (nor locked) while the disk is not full: a store that finds nothing to
+# clear costs one index lookup.
+_CLEAR_FULL = text("UPDATE storage_state SET full_at = NULL WHERE id = 1 AND full_at IS NOT NULL")
+_FULL = text(
+    "SELECT what FROM storage_state WHERE id = 1 "
+    "AND full_at > now() - make_interval(secs => :within)"
+)
+
+
 class StorageState:
-    """When this process last failed to write for lack of space (``/readyz`` reads it)."""
+    """Whether PostgreSQL last refused a write for lack of space, as every process of the
+    service sees it (``/readyz``, ``serialpub_database_full``).
 
-    #: ``time.monotonic()`` of the last ``disk_full``, ``None`` since a write went through.
-    full_since: float | None = None
-    #: What failed, for the operator (``/readyz``'s ``details``).
-    where: str = ""
+    Kept in the database, not in the process that met it: the API and a ``serialpub worker``
+    are separate processes, and a full disk the worker's store met must make the API's
+    ``/readyz`` say so, as a release the worker stores must clear what the API's own write
+    met. The row sits on a nearly empty page, so recording a full disk needs no new one."""
 
-    def failed(self, where: str) -> None:
-        self.full_since = time.monotonic()
-        self.where = where
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def failed(self, where: str) -> None:
+        """A write of ``where`` (``publication store``, ``request``) failed for lack of
+        space: counted in this process, recorded for every process."""
         STORAGE_FULL.labels(where).inc()
+        try:
+            async with self._engine.begin() as conn:
+                await conn.execute(_RECORD_FULL, {"what": where})
+        except Exception as exc:  # the write that failed is reported; this is its echo
+            _log.error(
+                "could not record the full disk for /readyz", what=where, error=type(exc).__name__
+            )
 
-    def full(self, within: float) -> bool:
-        """Whether a write failed for lack of space in the last ``within`` seconds, with
-        none through since."""
-        return self.full_since is not None and time.monotonic() - self.full_since < within
+    @staticmethod
+    async def stored(session: AsyncSession) -> None:
+        """A release is being stored in ``session``'s transaction: once it commits, the disk
+        is no longer reported full."""
+        await session.execute(_CLEAR_FULL)
 
-    def stored(self) -> None:
-        self.full_since = None
+    @staticmethod
+    async def full(conn: AsyncConnection, within: float = STORAGE_ALERT_S) -> str | None:
+        """What failed for lack of space in the last ``within`` seconds, with no release
+        stored since; ``None`` when nothing did."""
+        what: str | None = await conn.scalar(_FULL, {"within": within})
+        return what
 
 
 class Database:
@@ -170,7 +206,7 @@ class Database:
         )
         self._read_pool_opened = False
         self._read_pool_lock = asyncio.Lock()
-        self.storage = StorageState()
+        self.storage = StorageState(self.engine)
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[AsyncSession]:

@@ -195,7 +195,10 @@ async def _run(runtime: Runtime, job_id: uuid.UUID) -> None:
         await asyncio.shield(_interrupted(runtime, job_id, tracker))
         raise
     except Exception as exc:
-        await _fail(runtime, job_id, _error_of(runtime, exc), tracker)
+        error = _error_of(exc)
+        if error["code"] == ErrorCode.STORAGE_FULL:
+            await runtime.db.storage.failed("publication store")
+        await _fail(runtime, job_id, error, tracker)
     finally:
         running.dec()
         flusher.cancel()
@@ -205,7 +208,7 @@ async def _run(runtime: Runtime, job_id: uuid.UUID) -> None:
         await asyncio.to_thread(give_back_memory)
 
 
-def _error_of(runtime: Runtime, exc: Exception) -> dict[str, Any]:
+def _error_of(exc: Exception) -> dict[str, Any]:
     """The job's ``error`` for a failure: the code of an error raised on purpose, a full disk
     or an outage named as such, else ``internal_error`` (with the traceback in the log)."""
     if isinstance(exc, CoreError | AppError):
@@ -213,7 +216,6 @@ def _error_of(runtime: Runtime, exc: Exception) -> dict[str, Any]:
         _log.info("job failed", code=error.code, message=error.message)
         return dict(error.body()["error"])
     if is_storage_full(exc):
-        runtime.db.storage.failed("publication store")
         _log.error("job failed: the database has no space left", error=str(exc).strip())
         return {
             "code": ErrorCode.STORAGE_FULL,

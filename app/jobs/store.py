@@ -90,6 +90,8 @@ async def store_release(
         if tuple(releases) != context.release_ids:
             raise SeriesMoved(f"series {series.name!r} has releases the job did not read")
         release_id = await _store(session, series, context, computed)
+        # Committed with the release: a full disk met by any process is over.
+        await runtime.db.storage.stored(session)
         release_no = computed.publication.release.release_no
         if context.audit.enabled:
             # Committed with the release, still running: the audit needs the raw snapshot
@@ -107,7 +109,6 @@ async def store_release(
                 phase="store",
                 progress=1.0,
             )
-    runtime.db.storage.stored()
     return Stored(release_id, now=True)
 
 

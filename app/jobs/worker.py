@@ -37,7 +37,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.core.errors import ErrorCode
-from app.db.engine import database_size, is_transient, settings_warnings
+from app.db.engine import StorageState, database_size, is_transient, settings_warnings
 from app.db.models import Job, Release
 from app.db.raw import driver_connection
 from app.db.repositories.jobs import JobRepository
@@ -45,7 +45,7 @@ from app.jobs.compute import preload
 from app.jobs.processes import current_process, is_dead_here
 from app.jobs.publication import RUNNING, note_interruption
 from app.jobs.task import RUNTIME_KEY, publish_release
-from app.observability import DATABASE_SIZE, logger
+from app.observability import DATABASE_FULL, DATABASE_SIZE, logger
 from app.queue import QUEUE_NAME, REQUEUED_PRIORITY, defer_publication, open_queue
 from app.runtime import Runtime
 from app.services.publishing import CANCELLED
@@ -254,10 +254,12 @@ async def _reconcile(
     return 1
 
 
-async def observe_database_size(runtime: Runtime) -> None:
-    """``serialpub_database_size_bytes`` (for a ``serialpub worker``'s own /metrics)."""
+async def observe_database(runtime: Runtime) -> None:
+    """``serialpub_database_size_bytes`` and ``serialpub_database_full`` (for a ``serialpub
+    worker``'s own /metrics)."""
     async with runtime.db.connect() as conn:
         DATABASE_SIZE.set(await database_size(conn))
+        DATABASE_FULL.set(await StorageState.full(conn) is not None)
 
 
 async def check_server_settings(runtime: Runtime) -> list[str]:
@@ -276,7 +278,7 @@ async def _recovery_loop(app: procrastinate.App, runtime: Runtime) -> None:
             lambda: requeue_dead_here(runtime),
             lambda: recover_stalled(app, runtime),
             lambda: reconcile_with_queue(runtime, seen),
-            lambda: observe_database_size(runtime),
+            lambda: observe_database(runtime),
         ]
         for step in steps:
             try:

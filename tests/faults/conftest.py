@@ -119,7 +119,6 @@ async def client(
         RELEASE_CACHE.clear()
         clear_render_cache()
         clear_risk_cache()
-        fault_app.app.state.runtime.db.storage.stored()  # type: ignore[attr-defined]
 
 
 async def _drain(url: str) -> None:

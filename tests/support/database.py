@@ -43,6 +43,7 @@ TABLES = (
     "jobs",
     "series",
     "api_keys",
+    "storage_state",
     "procrastinate_events",
     "procrastinate_periodic_defers",
     "procrastinate_jobs",

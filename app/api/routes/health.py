@@ -5,13 +5,17 @@ from __future__ import annotations
 import asyncio
 
 from fastapi import APIRouter, Response
-from sqlalchemy import text
 
 from app.api.deps import RuntimeDep
 from app.core.errors import ErrorCode
-from app.db.engine import database_size
+from app.db.engine import StorageState, database_size
 from app.errors import AppError
-from app.observability import DATABASE_SIZE, METRICS_CONTENT_TYPE, metrics_exposition
+from app.observability import (
+    DATABASE_FULL,
+    DATABASE_SIZE,
+    METRICS_CONTENT_TYPE,
+    metrics_exposition,
+)
 from app.runtime import Runtime
 from app.schemas.errors import ErrorBody
 
@@ -30,11 +34,8 @@ class NotReady(AppError):
     retry_after = 5
 
 
-#: Seconds ``/readyz`` answers 503 ``storage_full`` after this process met a full disk
-#: (unless a publication is stored meanwhile): long enough for a probe to see it.
-STORAGE_ALERT_S = 300.0
-#: Seconds the database size query of ``/metrics`` may take before the scrape goes on
-#: without it.
+#: Seconds the database queries of ``/metrics`` may take before the scrape goes on without
+#: them.
 _SIZE_TIMEOUT_S = 2.0
 
 
@@ -61,15 +62,15 @@ async def healthz() -> dict[str, str]:
 async def readyz(runtime: RuntimeDep) -> dict[str, str]:
     try:
         async with runtime.db.connect() as conn:
-            await conn.execute(text("SELECT 1"))
+            # Reaching the database, and what any process of the service met there.
+            full = await StorageState.full(conn)
     except Exception as exc:  # any failure to reach the database means "not ready"
         raise NotReady("database unreachable", {"reason": type(exc).__name__}) from None
-    storage = runtime.db.storage
-    if storage.full(STORAGE_ALERT_S):
+    if full is not None:
         # The service cannot take publications until space is added.
         raise NotReady(
-            f"the database had no space left for a write ({storage.where}); add space",
-            {"reason": "disk_full", "what": storage.where},
+            f"the database had no space left for a write ({full}); add space",
+            {"reason": "disk_full", "what": full},
             code=ErrorCode.STORAGE_FULL,
         )
     return {"status": "ready"}
@@ -85,17 +86,19 @@ async def readyz(runtime: RuntimeDep) -> dict[str, str]:
     responses={200: {"content": {"text/plain": {"example": _METRICS_EXAMPLE}}}},
 )
 async def metrics(runtime: RuntimeDep) -> Response:
-    await _observe_database_size(runtime)
+    await _observe_database(runtime)
     # The files of every process are read and summed: off the event loop.
     body = await asyncio.to_thread(metrics_exposition)
     return Response(body, media_type=METRICS_CONTENT_TYPE)
 
 
-async def _observe_database_size(runtime: Runtime) -> None:
-    """``serialpub_database_size_bytes`` as of this scrape; left as it was when the database
-    does not answer at once (a scrape must not wait for it)."""
+async def _observe_database(runtime: Runtime) -> None:
+    """``serialpub_database_size_bytes`` and ``serialpub_database_full`` as of this scrape;
+    left as they were when the database does not answer at once (a scrape must not wait for
+    it)."""
     try:
         async with asyncio.timeout(_SIZE_TIMEOUT_S), runtime.db.connect() as conn:
             DATABASE_SIZE.set(await database_size(conn))
-    except Exception:  # the metric ages; /readyz says why
+            DATABASE_FULL.set(await StorageState.full(conn) is not None)
+    except Exception:  # the metrics age; /readyz says why
         return

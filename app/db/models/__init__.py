@@ -18,6 +18,7 @@ from app.db.models.rendering import RenderedChunk, RenderedDocument
 from app.db.models.series import Series
 from app.db.models.signatures import InvSignature
 from app.db.models.statistics import WongStatistic
+from app.db.models.storage import StorageState
 
 __all__ = [
     "AccessEvent",
@@ -39,6 +40,7 @@ __all__ = [
     "RenderedChunk",
     "RenderedDocument",
     "Series",
+    "StorageState",
     "Term",
     "WongStatistic",
 ]
