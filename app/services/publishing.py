@@ -20,7 +20,7 @@ from app.core.errors import ErrorCode
 from app.db.base import utcnow
 from app.db.engine import Database, is_transient
 from app.db.locks import LockSpace, xact_lock
-from app.db.models import Job, Series
+from app.db.models import IdempotencyKey, Job, Series
 from app.db.raw import driver_connection
 from app.db.repositories.jobs import JobRepository
 from app.errors import Conflict, NotFound
@@ -36,6 +36,7 @@ from app.services.series import series_warnings
 __all__ = [
     "CANCELLED",
     "FINISHED",
+    "RETRYABLE",
     "cancel_job",
     "create_job",
     "dry_run_answer",
@@ -46,6 +47,16 @@ __all__ = [
 ]
 
 FINISHED = ("succeeded", "failed")
+
+#: The errors of a job that stored nothing and failed for a fault of the service's, not of its
+#: post: a full disk, a database that stayed away, a job interrupted past its attempts (its
+#: workers or compute children died). Each says to post again, and a post with the same
+#: ``Idempotency-Key`` and body then runs again, as a new job, rather than answer the failure
+#: again: such a job does not keep its key (docs/api-releases.md). Every other outcome does:
+#: a release, a refusal of the snapshot (it would be refused again), a cancellation.
+RETRYABLE = frozenset(
+    {ErrorCode.STORAGE_FULL, ErrorCode.DATABASE_UNAVAILABLE, ErrorCode.JOB_INTERRUPTED}
+)
 
 #: The error of a job cancelled by ``DELETE /v1/jobs/{id}`` (docs/api-releases.md "DELETE
 #: /v1/jobs/{job_id}"): here, or in the worker running it (:mod:`app.jobs.publication`).
@@ -130,6 +141,8 @@ async def create_job(
     dry_run: bool = False,
 ) -> tuple[Job, bool]:
     """The queued job for ``corpus``; ``(job, True)`` when an Idempotency-Key replays one.
+    A key whose job failed for a fault of the service's (:data:`RETRYABLE`) replays nothing:
+    the post runs again as a new job, which the key names from then on.
 
     ``upload_seconds``: the API's time to receive and parse the body, which opens the job's
     ``phase_seconds`` (as ``upload+parse``; the worker adds its phases). A ``dry_run`` job
@@ -138,6 +151,7 @@ async def create_job(
     repo = JobRepository(session)
     if dry_run:
         idempotency_key = None
+    existing: IdempotencyKey | None = None
     if idempotency_key is not None:
         # Scoped by the API key: another publisher's key of the same name is another key.
         await xact_lock(session, LockSpace.IDEMPOTENCY, f"{principal.key_id}:{idempotency_key}")
@@ -151,7 +165,8 @@ async def create_job(
                 )
             job = await repo.get(existing.job_id)
             assert job is not None
-            return job, True
+            if not _runs_again(job):
+                return job, True
     # Serialise job creation per series so that creation order is commit order.
     await xact_lock(session, LockSpace.POST, series.id)
     # Under that lock a series' deletion (app.services.series) cannot interleave: a series
@@ -180,13 +195,22 @@ async def create_job(
     job.procrastinate_job_id = await submit(
         await driver_connection(session), job.id, series.id, dry_run=dry_run
     )
-    if idempotency_key is not None:
+    if existing is not None:
+        existing.job_id = job.id
+    elif idempotency_key is not None:
         await repo.add_idempotency(
             principal.key_id, idempotency_key, series.id, corpus.body_hash, job.id
         )
     await session.flush()
     await session.refresh(job)
     return job, False
+
+
+def _runs_again(job: Job) -> bool:
+    """Whether a post replaying ``job``'s key runs again: the job failed, storing nothing,
+    with an error that says to post again (:data:`RETRYABLE`)."""
+    code = (job.error or {}).get("code")
+    return job.status == "failed" and job.release_no is None and code in RETRYABLE
 
 
 async def posting_warnings(series: Series, corpus: Corpus) -> list[dict[str, str]]:

@@ -123,6 +123,30 @@ async def test_failed_publication_leaves_no_release_and_no_gap(
     assert ok.status_code == 201 and ok.json()["release"]["release_no"] == 1
 
 
+async def test_a_refused_snapshot_keeps_its_idempotency_key(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch, forked_compute: None
+) -> None:
+    """A job the mechanism refused (its snapshot would be refused again) answers its failure
+    to the same post with the same key; only failures of the service's own (a full disk, an
+    outage, interruptions: tests/faults/test_storage.py, tests/api/test_killed_compute.py)
+    run again."""
+    from app.core import pipeline
+
+    await create_series(client)
+    publisher = await create_key(client, "publisher", "prison-health")
+    headers = {**publisher, "Idempotency-Key": "upload-2023"}
+
+    def failing(*args: object, **kwargs: object) -> object:
+        raise PublicationFailed("guard reached", {"rounds": 200})
+
+    monkeypatch.setattr(pipeline, "publish", failing)
+    refused = await client.post(f"{URL}?wait=true", json=body(1), headers=headers)
+    assert refused.status_code == 422, refused.text
+    again = await client.post(f"{URL}?wait=true", json=body(1), headers=headers)
+    assert again.status_code == 422
+    assert again.json()["error"]["details"]["job"] == refused.json()["error"]["details"]["job"]
+
+
 async def test_crash_while_storing_rolls_everything_back(
     client: httpx.AsyncClient, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -132,6 +132,40 @@ async def test_a_post_that_cannot_be_stored_answers_507(
     assert ready.status_code == 503 and ready.json()["error"]["details"]["what"] == "request"
 
 
+async def test_a_post_refused_for_a_full_disk_runs_again_with_the_same_key(
+    client: httpx.AsyncClient, full_disk: FullDisk
+) -> None:
+    """The 507 says to post again once space is added; the post carries its Idempotency-Key
+    (as the docs ask). Before, the same post with the same key answered the failed job's 507
+    again (``Retry-After: 60``) for ever, and only a new key published."""
+    publisher = await setup_series(client)
+    headers = {**publisher, **TEXT, "Idempotency-Key": "prison-health-2024"}
+    await full_disk.on("releases")
+    refused = await client.post(f"{URL}?wait=true", content=corpus(1), headers=headers)
+    assert refused.status_code == 507, refused.text
+    first = refused.json()["error"]["details"]["job"]
+    # Still full: the retry is a new attempt, refused in its turn.
+    still = await client.post(f"{URL}?wait=true", content=corpus(1), headers=headers)
+    assert still.status_code == 507, still.text
+    second = still.json()["error"]["details"]["job"]
+    assert second != first
+    await full_disk.off()
+    published = await client.post(f"{URL}?wait=true", content=corpus(1), headers=headers)
+    assert published.status_code == 201, published.text
+    job = published.json()["job"]["id"]
+    assert job not in (first, second)
+    # Published: from then on the key answers that job, as before.
+    replayed = await client.post(f"{URL}?wait=true", content=corpus(1), headers=headers)
+    assert replayed.status_code == 201 and replayed.json()["job"]["id"] == job
+    other = await client.post(URL, content=corpus(2), headers=headers)
+    assert other.status_code == 409 and other.json()["error"]["code"] == "idempotency_key_reused"
+    assert await release_numbers(client) == [1]
+    # The refused jobs stay as they ended.
+    for failed in (first, second):
+        shown = (await client.get(f"/v1/jobs/{failed}", headers=ADMIN)).json()
+        assert shown["status"] == "failed" and shown["error"]["code"] == "storage_full"
+
+
 async def test_a_full_disk_met_by_one_process_is_seen_and_cleared_by_every_other(
     client: httpx.AsyncClient, full_disk: FullDisk, fault_url: str
 ) -> None:
