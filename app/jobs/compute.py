@@ -50,7 +50,7 @@ from app.jobs.handoff import (
 from app.methods.registry import all_methods
 from app.services.in_clear import published_earlier_warnings
 
-__all__ = ["publish_isolated", "preload", "ComputeCrashed", "Computed"]
+__all__ = ["publish_isolated", "preload", "ComputeCrashed", "ComputeKilled", "Computed"]
 
 
 def _method_modules() -> list[str]:
@@ -70,7 +70,16 @@ def preload() -> None:
 
 
 class ComputeCrashed(RuntimeError):
-    """The child process died without an answer (killed by the OS, out of memory)."""
+    """The child process failed without an answer, or died."""
+
+
+class ComputeKilled(ComputeCrashed):
+    """The child process was killed by a signal (``kill -9``; the kernel's out-of-memory
+    killer sends SIGKILL): nothing of the job's own went wrong, so it is run again."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(f"the publication process was killed by {signal_name}")
+        self.signal = signal_name
 
 
 #: How children start. Tests that put a stand-in for the core in place set ``"fork"``, so that
@@ -249,7 +258,7 @@ def _receive(
             if message[0] == "result":
                 return ("result", _result(message, conn.recv_bytes()))
         except (EOFError, OSError):
-            return ("crash", "the publication process exited without an answer")
+            return ("exited",)
         if message[0] == "core_done":
             if core_done is not None:
                 core_done()
@@ -298,7 +307,7 @@ async def publish_isolated(
         await asyncio.wait(threads)
         receiver.close()
         feeder.close()
-    return _answer(message)
+    return _answer(message, process.exitcode if started else None)
 
 
 def _result(message: tuple[Any, ...], packed: bytes) -> Computed:
@@ -314,7 +323,9 @@ def _result(message: tuple[Any, ...], packed: bytes) -> Computed:
     )
 
 
-def _answer(message: tuple[Any, ...]) -> Computed:
+def _answer(message: tuple[Any, ...], exitcode: int | None) -> Computed:
+    """What the child answered, or why it did not: ``exitcode`` is its exit status once
+    ended (negative: the signal that killed it)."""
     kind = message[0]
     if kind == "result":
         computed: Computed = message[1]
@@ -322,4 +333,18 @@ def _answer(message: tuple[Any, ...]) -> Computed:
     if kind == "core_error":
         error_type = getattr(core_errors, message[1], core_errors.CoreError)
         raise error_type(message[2], message[3])
+    if kind == "exited":
+        if exitcode is not None and exitcode < 0:
+            raise ComputeKilled(_signal_name(-exitcode))
+        raise ComputeCrashed(
+            f"the publication process exited without an answer (exit status {exitcode})"
+        )
     raise ComputeCrashed(message[1])
+
+
+def _signal_name(number: int) -> str:
+    """``SIGKILL`` for 9; the number itself for a signal this platform does not name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

@@ -51,7 +51,7 @@ from app.db.repositories.jobs import JobRepository
 from app.db.repositories.release_load import RELEASE_CACHE
 from app.errors import AppError, from_core
 from app.jobs.audit import ATTACK_PHASE, audit_publication
-from app.jobs.compute import Computed, publish_isolated
+from app.jobs.compute import Computed, ComputeKilled, publish_isolated
 from app.jobs.context import JobContext, build_context, build_handoff
 from app.jobs.dry_run import dry_run_result
 from app.jobs.outages import Recovered, outage_noter, retrying
@@ -72,7 +72,14 @@ from app.runtime import Runtime
 from app.services.memory import give_back_memory
 from app.services.publishing import CANCELLED, FINISHED
 
-__all__ = ["RUNNING", "JobOutcomeUnrecorded", "NotYetItsTurn", "note_interruption", "run_job"]
+__all__ = [
+    "RUNNING",
+    "ComputeKilledRequeued",
+    "JobOutcomeUnrecorded",
+    "NotYetItsTurn",
+    "note_interruption",
+    "run_job",
+]
 
 _log = logger("serialpub.jobs")
 
@@ -102,6 +109,12 @@ _EARLIER_LOST = text(
     "AND j.created_at < :created AND j.procrastinate_job_id IS NOT NULL "
     "AND (p.id IS NULL OR p.status NOT IN ('todo', 'doing')) LIMIT 1"
 )
+
+
+class ComputeKilledRequeued(Exception):
+    """The job's compute child was killed by a signal (an out-of-memory kill, ``kill -9``)
+    and the job was put back in the queue, as a job whose worker died is
+    (:class:`app.jobs.task.RequeueWhenStopped` runs it again)."""
 
 
 class JobOutcomeUnrecorded(Exception):
@@ -194,6 +207,12 @@ async def _run(runtime: Runtime, job_id: uuid.UUID) -> None:
         # record why, whatever happens next.
         await asyncio.shield(_interrupted(runtime, job_id, tracker))
         raise
+    except ComputeKilled as killed:
+        # Killed from outside, as a worker is when it dies: nothing was stored, and nothing
+        # says the job itself is at fault. Run again, within the job's attempts.
+        _log.error("the job's compute process was killed", signal=killed.signal)
+        if await _requeue_killed(runtime, job_id, killed, tracker):
+            raise ComputeKilledRequeued(f"job {job_id}: {killed}") from killed
     except Exception as exc:
         error = _error_of(exc)
         if error["code"] == ErrorCode.STORAGE_FULL:
@@ -276,11 +295,59 @@ async def _start(runtime: Runtime, job_id: uuid.UUID) -> _Started | None:
 
 
 def _interrupted_error(job: Job) -> dict[str, Any]:
+    """``job_interrupted``, naming the signal when the last run's compute child was killed."""
+    message = f"the job was interrupted {job.attempts} times; giving up"
+    details: dict[str, Any] = {"attempts": job.attempts}
+    last = (job.interruptions or [{}])[-1]
+    if last.get("reason") == "compute_killed":
+        details["signal"] = last.get("signal")
+        message += (
+            f"; its compute process was killed by {last.get('signal')} "
+            "(the kernel's out-of-memory killer sends SIGKILL: see the worker's memory limit)"
+        )
     return {
         "code": ErrorCode.JOB_INTERRUPTED,
-        "message": f"the job was interrupted {job.attempts} times; giving up",
-        "details": {"attempts": job.attempts},
+        "message": f"{message}; nothing was stored: post it again",
+        "details": details,
     }
+
+
+async def _requeue_killed(
+    runtime: Runtime, job_id: uuid.UUID, killed: ComputeKilled, tracker: ProgressTracker
+) -> bool:
+    """:func:`_record_kill`, waiting out an outage; :class:`JobOutcomeUnrecorded` when the
+    database stays away (the queue runs the job again, which counts the lost run)."""
+    try:
+        return await retrying("killed", lambda: _record_kill(runtime, job_id, killed, tracker))
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+        raise JobOutcomeUnrecorded(f"job {job_id}: {killed}") from exc
+
+
+async def _record_kill(
+    runtime: Runtime, job_id: uuid.UUID, killed: ComputeKilled, tracker: ProgressTracker
+) -> bool:
+    """Record that the job's compute child was killed: queued again (``True``), or failed
+    ``job_interrupted`` naming the signal past ``SERIALPUB_JOB_MAX_ATTEMPTS``, or cancelled
+    when its publisher asked for that meanwhile."""
+    async with runtime.db.session() as session:
+        repo = JobRepository(session)
+        job = await repo.get(job_id, for_update=True)
+        if job is None or job.status in FINISHED:
+            return False
+        if job.cancel_requested_at is not None:
+            await repo.finish(job, "failed", error=CANCELLED, phase_seconds=tracker.close())
+            _count(job, "cancelled")
+            return False
+        note_interruption(job, "compute_killed", signal=killed.signal)
+        if job.attempts >= runtime.settings.job_max_attempts:
+            await repo.finish(
+                job, "failed", error=_interrupted_error(job), phase_seconds=tracker.close()
+            )
+            _count(job, "failed")
+            return False
+        return True
 
 
 @dataclass(slots=True)

@@ -14,13 +14,21 @@ import procrastinate.job_context
 import procrastinate.jobs
 import procrastinate.retry
 
-from app.jobs.publication import JobOutcomeUnrecorded, NotYetItsTurn, run_job
+from app.jobs.publication import (
+    ComputeKilledRequeued,
+    JobOutcomeUnrecorded,
+    NotYetItsTurn,
+    run_job,
+)
 from app.queue import PUBLISH_TASK, QUEUE_NAME, queue
 from app.runtime import Runtime
 
 __all__ = ["RUNTIME_KEY", "RequeueWhenStopped", "publish_release"]
 
 
+#: Seconds before a job whose compute child was killed runs again: a moment for the memory
+#: that an out-of-memory kill was short of to be given back.
+KILLED_RETRY_S = 2
 #: Seconds before a job whose outcome the database did not take runs again.
 UNRECORDED_RETRY_S = 5
 #: Seconds before a job that waits for an earlier post of its series (lost by the queue, to
@@ -30,8 +38,9 @@ TURN_RETRY_S = 1
 
 class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
     """Run a job again, at once, when a stopping worker cancelled it; a few seconds later
-    when the database stayed away too long for the job to record how it ended, or when an
-    earlier post of its series is still to be queued again (releases keep posting order).
+    when its compute child was killed (an out-of-memory kill), when the database stayed away
+    too long for the job to record how it ended, or when an earlier post of its series is
+    still to be queued again (releases keep posting order).
 
     The task itself never raises for a failed publication (the job row records it), so
     these are the only ways out with an exception. A job its publisher cancelled
@@ -45,6 +54,8 @@ class RequeueWhenStopped(procrastinate.retry.BaseRetryStrategy):
     ) -> procrastinate.retry.RetryDecision | None:
         if isinstance(exception, asyncio.CancelledError):
             return procrastinate.retry.RetryDecision(retry_in={"seconds": 0})
+        if isinstance(exception, ComputeKilledRequeued):
+            return procrastinate.retry.RetryDecision(retry_in={"seconds": KILLED_RETRY_S})
         if isinstance(exception, JobOutcomeUnrecorded):
             return procrastinate.retry.RetryDecision(retry_in={"seconds": UNRECORDED_RETRY_S})
         if isinstance(exception, NotYetItsTurn):

@@ -87,13 +87,16 @@ class Interruption(BaseModel):
         "worker_shutdown",
         "queue_lost",
         "database_outage",
+        "compute_killed",
     ] = Field(
         description="worker_restarted: the process running it crashed and was restarted; "
         "worker_stalled: its worker stopped sending heartbeats; "
         "worker_shutdown: its worker was stopped (SIGTERM) before it finished; "
         "queue_lost: the job queue ended the run without the job recording its outcome; "
         "database_outage: the database went away during `step` (a restart, a failover, "
-        "a cut connection) and the step ran again once it answered"
+        "a cut connection) and the step ran again once it answered; "
+        "compute_killed: the process computing it was killed by `signal` (SIGKILL: an "
+        "out-of-memory kill, or kill -9)"
     )
     attempt: int
     step: str | None = Field(
@@ -102,6 +105,9 @@ class Interruption(BaseModel):
         "store, fail, finish)",
     )
     error: str | None = Field(None, description="database_outage: the fault's class")
+    signal: str | None = Field(
+        None, description="compute_killed: the signal that killed it (`SIGKILL`)"
+    )
 
 
 class JobOut(BaseModel):

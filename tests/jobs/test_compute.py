@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -153,3 +155,30 @@ async def test_a_cancellation_during_the_hand_off_kills_the_child(stand_ins: Non
         await task
     assert time.perf_counter() - started < 1.0
     assert not any(child.is_alive() for child in children)
+
+
+def _killed_publish(*args: Any, **kwargs: Any) -> Publication:
+    """The core's stand-in for a child the kernel kills (out of memory): SIGKILL, no answer."""
+    os.kill(os.getpid(), signal.SIGKILL)
+    raise AssertionError("unreachable: SIGKILL cannot be caught")
+
+
+def _exiting_publish(*args: Any, **kwargs: Any) -> Publication:
+    """A child that ends without an answer, killed by no signal."""
+    os._exit(3)
+
+
+async def test_a_child_killed_by_a_signal_says_which(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, a killed child and one that failed were one ``ComputeCrashed`` ("exited
+    without an answer"), and the job failed ``internal_error`` at once."""
+    monkeypatch.setattr(compute, "START_METHOD", "fork")
+    monkeypatch.setattr(pipeline, "publish", _killed_publish)
+    with pytest.raises(compute.ComputeKilled) as killed:
+        await compute.publish_isolated(_handoff(past_rows=10))
+    assert killed.value.signal == "SIGKILL"
+    assert "killed by SIGKILL" in str(killed.value)
+    monkeypatch.setattr(pipeline, "publish", _exiting_publish)
+    with pytest.raises(compute.ComputeCrashed) as crashed:
+        await compute.publish_isolated(_handoff(past_rows=10))
+    assert not isinstance(crashed.value, compute.ComputeKilled)
+    assert "exit status 3" in str(crashed.value)
