@@ -2,9 +2,17 @@
 
 An auditor checks counterfeit rates and the semantic attack (design.md §11) against it without
 trusting the publisher's summaries: the flags follow the row order of the public release.
+
+Its objects are written with their keys sorted: the process that published the release holds
+the compute child's ledger, whose objects keep the order the core built them in, and any
+later read PostgreSQL's, whose JSONB has an order of its own; an auditor who keeps a digest
+of the ledger must read the same bytes from either.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -15,6 +23,17 @@ from app.errors import NotFound
 from app.schemas.ledger import ClusterLedgerOut, LedgerOut
 
 __all__ = ["release_ledger"]
+
+_V = TypeVar("_V")
+
+
+def _sorted(mapping: Mapping[str, _V]) -> dict[str, _V]:
+    """``mapping`` with its keys in sorted order (the ledger's one serialisation).
+
+    >>> _sorted({"source": "secret", "secret": "9f"})
+    {'secret': '9f', 'source': 'secret'}
+    """
+    return dict(sorted(mapping.items()))
 
 
 async def release_ledger(session: AsyncSession, series: Series, release_no: int) -> LedgerOut:
@@ -38,14 +57,14 @@ async def release_ledger(session: AsyncSession, series: Series, release_no: int)
                 bp=book.bp,
                 fp1=book.fp1,
                 fp2=book.fp2,
-                suppressed=dict(book.suppressed),
+                suppressed=_sorted(book.suppressed),
             )
         )
     return LedgerOut(
         release_no=release_no,
         clusters=clusters,
         global_counterfeits=release.global_counterfeits,
-        global_bag_counterfeits=dict(ledger.global_bag_counterfeits),
-        suppressed=dict(ledger.suppressed),
-        randomness=dict(ledger.randomness),
+        global_bag_counterfeits=_sorted(ledger.global_bag_counterfeits),
+        suppressed=_sorted(ledger.suppressed),
+        randomness=_sorted(ledger.randomness),
     )
