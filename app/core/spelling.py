@@ -9,9 +9,9 @@ Three keys, from the strictest:
 - :func:`visible`: the NFC spelling without joiners (``HI\u200dV`` reads as ``HIV``);
 - :func:`skeleton`: Unicode TR39's skeleton of that spelling, which two strings share when
   they look the same: Cyrillic ``НIV`` and Greek ``HΙV`` are ``HIV`` to a reader;
-- :func:`fold`: the skeleton of the NFKC case fold, less the script-independent diacritics
-  (``hiv``, ``ＨＩＶ``, Turkish ``HİV`` and ``herpeѕ`` with a Cyrillic ``ѕ`` all fold as
-  ``HIV`` and ``herpes`` do).
+- :func:`fold`: the skeleton of the NFKC case fold, less white space and the
+  script-independent diacritics (``hiv``, ``ＨＩＶ``, Turkish ``HİV``, ``H IV`` with a
+  no-break space and ``herpeѕ`` with a Cyrillic ``ѕ`` all fold as ``HIV`` and ``herpes`` do).
 
 The confusable classes are Unicode's ``confusables.txt`` as the ``confusable-homoglyphs``
 package ships it (TR39 §4); the script of a mark is its ``Scripts.txt`` value, from the same
@@ -118,27 +118,33 @@ def skeleton(term: str) -> str:
 
 
 def fold(term: str) -> str:
-    """What every spelling of one word has in common: case, width, look-alike letters and
-    the diacritics of no script of their own aside.
+    """What every spelling of one word has in common: case, width, white space, look-alike
+    letters and the diacritics of no script of their own aside.
 
-    The NFKC case fold (``ß`` is ``ss``), upper-cased so that a look-alike of either case
-    is met (Cyrillic ``н`` looks like a small capital ``H``), as its TR39 skeleton; then the
-    nonspacing marks whose script is Inherited (the combining diacritics U+0300-036F and
-    their kin: ``HİV`` is ``HIV`` with a dot above) are dropped. A mark of a script, such as
-    a Devanagari vowel sign, spells its word and stays.
+    The NFKC case fold (``ß`` is ``ss``), without its white space, upper-cased so that a
+    look-alike of either case is met (Cyrillic ``н`` looks like a small capital ``H``), as
+    its TR39 skeleton; then the nonspacing marks whose script is Inherited (the combining
+    diacritics U+0300-036F and their kin: ``HİV`` is ``HIV`` with a dot above) are dropped.
+    A mark of a script, such as a Devanagari vowel sign, spells its word and stays.
+
+    White space goes because a reader takes ``H IV`` for ``HIV``, whatever space it is: a
+    no-break, thin or hair space (U+00A0, U+2009, U+200A) keeps a term whole where a text
+    upload splits on the others, and looks like a space or nothing.
 
     >>> fold("ＨＩＶ") == fold("hiv") == fold("H\u0130V") == fold("\u043dIV") == fold("HIV")
+    True
+    >>> fold("H\u00a0IV") == fold("h iv") == fold("HIV")
     True
     >>> fold("canc\u00e9r") == fold("CANCER") != fold("dancer")
     True
     """
     if term.isascii():  # the common case: no compatibility form, joiner or mark
-        upper = term.upper()
+        upper = "".join(term.upper().split())
     else:
         folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", term).casefold())
-        upper = unicodedata.normalize("NFD", folded.translate(_DROP).upper())
+        upper = unicodedata.normalize("NFD", "".join(folded.translate(_DROP).split()).upper())
     shape = _nfd(upper.translate(_PROTOTYPES))
-    return (shape if shape.isascii() else shape.translate(_DIACRITICS)).strip()
+    return shape if shape.isascii() else shape.translate(_DIACRITICS)
 
 
 def _nfd(text: str) -> str:

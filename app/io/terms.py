@@ -18,15 +18,15 @@ with them (:data:`BLANK`): U+2800 (BRAILLE PATTERN BLANK) and U+1D159 (MUSICAL S
 NOTEHEAD).
 
 Matching a term against the private terms (:class:`PrivateMatcher`) goes further under
-``private_match="casefold"`` (the default): :func:`fold` (case, width, TR39 look-alike letters,
-combining diacritics), so that ``hiv``, ``ＨＩＶ``, ``HİV``, Cyrillic ``НIV`` and ``HIV`` are
-one private term. Under ``"exact"`` the NFC spelling matches, less the joiners
-(:func:`visible`: ``HI\u200dV`` reads as ``HIV``), and so does any spelling that looks the
-same (:func:`skeleton`, TR39: Cyrillic ``НIV``); other spellings that fold onto a private term
-are reported, not merged. Every such spelling is reported to the publisher
-(:class:`FoldWarning`), and so is a private term that occurs in no transaction, with the
-published term nearest to it (:func:`absent_private_terms`: ``canser`` when the snapshot
-spells it ``cancer``).
+``private_match="casefold"`` (the default): :func:`fold` (case, width, white space, TR39
+look-alike letters, combining diacritics), so that ``hiv``, ``ＨＩＶ``, ``HİV``, ``H IV`` with
+a no-break space, Cyrillic ``НIV`` and ``HIV`` are one private term. Under ``"exact"`` the NFC
+spelling matches, less the joiners (:func:`visible`: ``HI\u200dV`` reads as ``HIV``), and so
+does any spelling that looks the same (:func:`skeleton`, TR39: Cyrillic ``НIV``); other
+spellings that fold onto a private term are reported, not merged. Every such spelling is
+reported to the publisher (:class:`FoldWarning`), and so is a private term that occurs in no
+transaction, with the published term nearest to it (:func:`absent_private_terms`: ``canser``
+when the snapshot spells it ``cancer``).
 """
 
 from __future__ import annotations
@@ -336,7 +336,7 @@ class FoldWarning:
             "private_term": self.private_term,
             "treated_as": self.treated_as,
             "message": f"{self.term!r} is a spelling of the private term {self.private_term!r} "
-            f"(case, width, accents or look-alike letters): {verdict}",
+            f"(case, width, spacing, accents or look-alike letters): {verdict}",
         }
 
 

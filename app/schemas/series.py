@@ -37,9 +37,9 @@ class SeriesCreate(BaseModel):
     private_match: PrivateMatch = Field(
         "casefold",
         description="casefold: every spelling of a private term is that private term (its "
-        "NFKC case fold, combining accents aside, and letters of other scripts that look the "
-        "same, Unicode TR39: hiv, ＨＩＶ, HİV, Cyrillic НIV); exact: its NFC spelling and the "
-        "spellings that look the same (Cyrillic НIV)",
+        "NFKC case fold, white space and combining accents aside, and letters of other "
+        "scripts that look the same, Unicode TR39: hiv, ＨＩＶ, H IV, HİV, Cyrillic НIV); "
+        "exact: its NFC spelling and the spellings that look the same (Cyrillic НIV)",
     )
     params: dict[str, Any] = Field(default_factory=dict)
 

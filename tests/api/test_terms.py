@@ -68,6 +68,44 @@ async def test_spellings_of_private_terms_are_private(client: httpx.AsyncClient)
     assert job["private_match"] == "casefold"
 
 
+async def test_a_space_inside_a_private_term_is_that_private_term(
+    client: httpx.AsyncClient,
+) -> None:
+    """``H`` + U+00A0 + ``IV`` reads as ``HIV`` and stays one term where a text upload splits
+    on white space; it was published in clear, with no warning. It is ``HIV`` now, in JSON and
+    CSV alike, and said so."""
+    await create_series(
+        client,
+        name="s",
+        private_terms=["HIV"],
+        params={"r_th": 2, "cluster_size": 2, "seed": 7, "min_copies": 1, "level_margin": 0},
+    )
+    spaced = ["H\u00a0IV", "H\u2009IV", "h iv"]
+    corpus = [[FILLER[i % 6], FILLER[(i + 1) % 6], spaced[i % 3]] for i in range(18)] + [
+        [FILLER[i % 6]] for i in range(12)
+    ]
+    publisher = await create_key(client, "publisher", "s")
+    posted = await client.post(
+        f"{URL.format('s')}?wait=true",
+        content=_json(corpus),
+        headers={**publisher, "Content-Type": "application/json"},
+    )
+    assert posted.status_code == 201, posted.text
+    warned = {
+        (w["term"], w["private_term"], w["treated_as"])
+        for w in posted.json()["warnings"]
+        if w["code"] == "term_folds_onto_private_term"
+    }
+    assert warned == {(t, "HIV", "private") for t in spaced}
+    release = (await client.get(f"{URL.format('s')}/1", headers=ADMIN)).json()
+    assert _public_terms(release) <= set(FILLER), _public_terms(release) - set(FILLER)
+    assert set(release["population_rates"]) == {"HIV"}
+    csv = "terms\n" + "".join(";".join(row) + "\n" for row in corpus)
+    again = await _publish(client, "s", csv.encode(), "text/csv")
+    assert _public_terms(again) <= set(FILLER), _public_terms(again) - set(FILLER)
+    assert set(again["population_rates"]) == {"HIV"}
+
+
 async def test_exact_match_keeps_other_spellings_and_warns(client: httpx.AsyncClient) -> None:
     response = await client.post(
         "/v1/series",
@@ -148,8 +186,8 @@ async def test_dry_run_reports_folded_terms(client: httpx.AsyncClient) -> None:
             "term": "Hiv",
             "private_term": "HIV",
             "treated_as": "private",
-            "message": "'Hiv' is a spelling of the private term 'HIV' (case, width, accents or "
-            "look-alike letters): published as that private term",
+            "message": "'Hiv' is a spelling of the private term 'HIV' (case, width, spacing, "
+            "accents or look-alike letters): published as that private term",
         }
     ]
     # The series' other private terms occur nowhere in the snapshot, and nothing is near.

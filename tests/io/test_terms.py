@@ -231,3 +231,33 @@ def test_an_ascii_block_is_judged_as_by_the_whole_class() -> None:
     for cp in range(0x80):
         for text in (chr(cp), f"12 3{chr(cp)}4\n5"):
             assert block_is_clean(text) == (_block_pattern().search(text) is None), cp
+
+
+#: ``HIV`` with a space inside: a no-break, thin, hair, ideographic and plain space. A text
+#: upload splits on each of them, JSON and CSV keep the term whole.
+SPACED = ["H\u00a0IV", "H\u2009IV", "H\u200aIV", "H\u3000IV", "H IV", "h iv"]
+
+
+def test_a_space_inside_a_private_term_is_that_term_under_casefold_and_warned_under_exact() -> None:
+    """``H`` + U+00A0 + ``IV`` reads as ``HIV``; it was another term, published in clear
+    with no warning in either mode. Under casefold it is ``HIV``; under exact it stays another
+    term (a space shows), reported as a spelling of ``HIV`` like ``hiv``."""
+    spellings = [normalize_term(t, WHERE) for t in SPACED]
+    assert spellings == SPACED  # allowed characters: a term may hold spaces
+    casefold = PrivateMatcher(["HIV"], "casefold")
+    terms, warnings = casefold.remap([*spellings, "HPV", "H", "IV"])
+    assert terms == ["HIV"] * len(SPACED) + ["HPV", "H", "IV"]
+    assert [(w.term, w.treated_as) for w in warnings] == [(t, "private") for t in SPACED]
+    assert "spacing" in warnings[0].as_dict()["message"]
+    exact = PrivateMatcher(["HIV"], "exact")
+    terms, warnings = exact.remap(spellings)
+    assert terms == spellings
+    assert [(w.term, w.treated_as) for w in warnings] == [(t, "public") for t in SPACED]
+    # Under exact, spaces that look alike are one spelling (TR39: U+00A0 is a space).
+    assert PrivateMatcher(["hepatitis C"], "exact").remap(["hepatitis\u00a0C"])[0] == [
+        "hepatitis C"
+    ]
+    with pytest.raises(InvalidCorpus) as fault:
+        normalize_private_terms(["HIV", "H\u00a0IV"], "casefold")
+    assert fault.value.details == {"item": 1, "field": "private_terms", "same_as": 0}
+    assert normalize_private_terms(["HIV", "H\u00a0IV"], "exact") == ["HIV", "H\u00a0IV"]
