@@ -242,6 +242,26 @@ async def test_bad_series_parameters(client: httpx.AsyncClient) -> None:
     assert again.status_code == 409 and again.json()["error"]["code"] == "name_taken"
 
 
+async def test_a_series_takes_at_most_10000_private_terms(client: httpx.AsyncClient) -> None:
+    """The limit docs/api.md states ("POST /v1/series"), and the error past it."""
+    from tests.api.conftest import ADMIN
+
+    terms = [f"t{k}" for k in range(10_001)]
+    over = await client.post(
+        "/v1/series", json={"name": "s", "private_terms": terms}, headers=ADMIN
+    )
+    assert over.status_code == 422, over.text
+    error = over.json()["error"]
+    assert error["code"] == "invalid_body" and error["details"]["loc"] == ["private_terms"]
+    assert "at most 10000" in error["message"]
+    assert (await client.get("/v1/series", headers=ADMIN)).json() == []
+    at = await client.post(
+        "/v1/series", json={"name": "s", "private_terms": terms[:10_000]}, headers=ADMIN
+    )
+    assert at.status_code == 201, at.text
+    assert len(at.json()["private_terms"]) == 10_000
+
+
 @pytest.mark.parametrize("shape", ["array", "object"])
 @pytest.mark.parametrize("depth", [100, 990, 20_000, 100_000])
 async def test_deeply_nested_json_is_a_4xx(
