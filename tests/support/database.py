@@ -42,6 +42,7 @@ TABLES = (
     "job_inputs",
     "jobs",
     "series",
+    "web_sign_ins",
     "api_keys",
     "procrastinate_events",
     "procrastinate_periodic_defers",

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
+from app.db.embedded import libpq_url
 from app.demo import generate_snapshots
 from tests.support.database import ROOT, fresh_database
 from tests.support.demo import database_exists, demo_database
@@ -83,13 +85,16 @@ class Served:
     keys: dict[str, str]
     started: float
     log: Path
+    database_url: str
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def api(self, path: str, role: str = "admin") -> Any:
+    def api(self, path: str, role: str = "admin", method: str = "GET", body: Any = None) -> Any:
         headers = {"Authorization": f"Bearer {self.keys[role]}"}
-        response = httpx.get(self.base_url + path, headers=headers, timeout=60)
+        response = httpx.request(
+            method, self.base_url + path, headers=headers, timeout=60, json=body
+        )
         response.raise_for_status()
-        return response.json()
+        return response.json() if response.content else None
 
 
 def _publish_walkthrough(base_url: str) -> dict[str, str]:
@@ -150,7 +155,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             ready = time.monotonic()
             keys = _publish_walkthrough(base_url)
             seconds = {"serve": ready - started, "walkthrough": time.monotonic() - ready}
-            yield Served(base_url, keys, started, log, seconds)
+            yield Served(base_url, keys, started, log, url, seconds)
         finally:
             process.send_signal(signal.SIGTERM)
             try:
@@ -183,7 +188,10 @@ class Reader:
         return response
 
 
-def _open(chromium: Any, served: Served, role: str, javascript: bool = True) -> Reader:
+def _open(
+    chromium: Any, served: Served, role: str, javascript: bool = True, key: str | None = None
+) -> Reader:
+    """A tab signed in through the form with ``role``'s key (or ``key``)."""
     context = chromium.new_context(
         viewport={"width": 1280, "height": 900}, java_script_enabled=javascript
     )
@@ -193,10 +201,10 @@ def _open(chromium: Any, served: Served, role: str, javascript: bool = True) -> 
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{served.base_url}/web/series/{SERIES}")
     assert "/web/sign-in" in page.url  # not signed in: the form, which brings us back
-    page.fill("#key", served.keys[role])
+    page.fill("#key", key or served.keys[role])
     page.click("button[type=submit]")
     page.wait_for_url(re.compile(rf".*/web/series/{SERIES}$"))
-    assert served.keys[role] not in page.url
+    assert (key or served.keys[role]) not in page.url
     return Reader(page, errors)
 
 
@@ -338,6 +346,55 @@ def test_a_publisher_watches_its_job_finish_without_reloading(
     reader.page.wait_for_selector('#job[data-status="succeeded"]', timeout=300_000)
     assert reader.page.locator("#job-release").is_visible()
     assert reader.page.inner_text("#job-phase") in ("store", "risk", "attack")
+    assert reader.errors == []
+    _closed(reader)
+
+
+def _signed_out(page: Any, url: str) -> bool:
+    """Loading ``url`` lands on the sign-in form, and none of the series' figures show."""
+    page.goto(url)
+    return "/web/sign-in" in page.url and page.locator("#releases, #risk").count() == 0
+
+
+@pytest.mark.parametrize("end", ["revoked", "rotated", "expired"])
+def test_a_session_ends_with_its_key(served: Served, chromium: Any, end: str) -> None:
+    """After its key is revoked, rotated without grace or past its expiry, the next page is
+    the sign-in form (the API answers 401 to the same key)."""
+    key = served.api("/v1/keys", method="POST", body={"role": "auditor"})
+    reader = _open(chromium, served, "auditor", key=key["key"])
+    page_url = f"{served.base_url}/web/series/{SERIES}/releases/1"
+    reader.go(page_url)
+    assert reader.page.locator("#risk").count() == 1
+    if end == "revoked":
+        served.api(f"/v1/keys/{key['id']}", method="DELETE")
+    elif end == "rotated":
+        served.api(f"/v1/keys/{key['id']}/rotate", method="POST", body={"grace_seconds": 0})
+    else:
+        with psycopg.connect(libpq_url(served.database_url), autocommit=True) as conn:
+            conn.execute(
+                "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = %s",
+                (key["id"],),
+            )
+    refused = httpx.get(
+        f"{served.base_url}/v1/series/{SERIES}/releases/1/risk",
+        headers={"Authorization": f"Bearer {key['key']}"},
+    )
+    assert refused.status_code == 401
+    assert _signed_out(reader.page, page_url), end
+    _closed(reader)
+
+
+def test_signing_out_ends_the_session_on_the_service(served: Served, chromium: Any) -> None:
+    """A copy of the session cookie, taken before signing out, reads nothing afterwards."""
+    reader = _open(chromium, served, "auditor")
+    copied = reader.page.context.cookies()
+    assert any(c["name"] == "serialpub_session" for c in copied)
+    reader.page.click("header.top form button[type=submit]")
+    reader.page.wait_for_url(re.compile(r".*/web/sign-in$"))
+    thief = chromium.new_context()
+    thief.add_cookies(copied)
+    assert _signed_out(thief.new_page(), f"{served.base_url}/web/series/{SERIES}")
+    thief.close()
     assert reader.errors == []
     _closed(reader)
 
