@@ -27,7 +27,7 @@ import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import Database
-from app.db.models import AccessEvent
+from app.db.models import AccessEvent, ApiKey
 from app.db.repositories import access_trail as repository
 from app.db.repositories.access_trail import EventRow, TrailQuery
 from app.observability import ACCESS_EVENTS_DROPPED, logger
@@ -42,6 +42,7 @@ __all__ = [
     "query",
     "prune_expired",
     "record_now",
+    "record_publication",
 ]
 
 _log = logger("serialpub.access_trail")
@@ -249,6 +250,31 @@ async def record_now(session: AsyncSession, event: Event) -> None:
         )
     )
     await session.flush()
+
+
+#: The role of a publication whose posting key is gone (deleted from the database by hand).
+_NO_KEY_ROLE = "unknown"
+
+
+async def record_publication(
+    session: AsyncSession, key_id: uuid.UUID | None, series: str, release_no: int, job: uuid.UUID
+) -> None:
+    """Name the release a job stored, and the key that posted it: ``release.publish`` with
+    the release's number, status 201 and ``details.job``, in the store's transaction, so that
+    every stored release has its event (the post's own event, answered before the job ran,
+    names only the job)."""
+    key = await session.get(ApiKey, key_id) if key_id is not None else None
+    event = Event(
+        at=time.time(),
+        key_id=key_id if key is not None else None,
+        role=key.role if key is not None else _NO_KEY_ROLE,
+        action=AccessAction.RELEASE_PUBLISH,
+        series=series,
+        release_no=release_no,
+        status=201,
+        details={"job": str(job)},
+    )
+    await record_now(session, event)
 
 
 async def query(session: AsyncSession, trail_query: TrailQuery) -> Sequence[AccessEvent]:

@@ -17,12 +17,14 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Stre
 from app.errors import NotFound
 from app.schemas.overview import ReleaseFigures, SeriesPage
 from app.services import counts, overview, public_files, verdict, withdrawal
+from app.services.access_trail import AccessAction
 from app.services.releases import list_releases
 from app.services.renderings import release_document, stream_document
 from app.services.series import get_series, list_series, series_out
 from app.web.charts import Bin, RiskColumn, bars, intervals, risk_columns
 from app.web.deps import ReaderDep, RuntimeDep, SessionDep
 from app.web.render import HERE, WebRoute, page
+from app.web.trail import read
 
 __all__ = ["CLUSTERS_PER_PAGE", "PHASES", "ROWS_PER_PAGE", "router"]
 
@@ -112,6 +114,8 @@ async def series_page(
     series = await get_series(session, name)
     data = await overview.series_page(session, runtime.db, series, principal)
     found = None
+    if data.audits is not None:
+        read(request, AccessAction.RISK_READ)  # every release's, as GET …/{name}/risk
     if data.audits is not None and data.releases:
         found = await verdict.verdict(
             runtime.db,
@@ -150,6 +154,8 @@ async def counts_page(
     context: dict[str, Any] = {"series": series, "terms": list(found), "term": chosen}
     if chosen is not None:
         points = found[chosen]
+        for point in points:
+            read(request, AccessAction.RELEASE_READ, point.release_no)
         context["points"] = points
         context["chart"] = intervals(
             [str(p.release_no) for p in points],
@@ -197,6 +203,8 @@ async def release_page(
         audit = await overview.release_risk(
             session, runtime.db, series, release_no, rows_from, ROWS_PER_PAGE, COVER_SHOWN
         )
+        read(request, AccessAction.RISK_READ, release_no)
+        read(request, AccessAction.COVER_READ, release_no)
         histogram = audit.risk.histogram
         context["audit"] = audit
         context["risk_chart"] = bars(

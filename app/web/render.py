@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import time
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 
 from app.errors import AppError, NotFound, Unauthorized
+from app.web.trail import record as record_reads
 
 __all__ = ["SECURITY_HEADERS", "WebRoute", "page", "secured", "sign_in_redirect"]
 
@@ -95,12 +97,14 @@ def error_page(request: Request, exc: AppError) -> Response:
 
 class WebRoute(APIRoute):
     """A route of the web view: service errors as pages, the security headers on every
-    response, and a reader who is not signed in sent to the sign-in form."""
+    response, a reader who is not signed in sent to the sign-in form, and what the page
+    read recorded in the access trail (:mod:`app.web.trail`)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def route(request: Request) -> Response:
+            at = time.time()
             try:
                 response = await handler(request)
             except Unauthorized:
@@ -110,6 +114,7 @@ class WebRoute(APIRoute):
             except RequestValidationError:
                 # A malformed number in the path or query names no page that exists.
                 response = error_page(request, NotFound("no such page"))
+            record_reads(request, response.status_code, at)
             return secured(response)
 
         return route

@@ -399,6 +399,35 @@ def test_signing_out_ends_the_session_on_the_service(served: Served, chromium: A
     _closed(reader)
 
 
+def test_a_browser_s_page_loads_and_downloads_are_in_the_access_trail(
+    served: Served, chromium: Any
+) -> None:
+    """The same actions as the API's reads, each with the key that signed in."""
+    key = served.api("/v1/keys", method="POST", body={"role": "auditor", "series": SERIES})
+    reader = _open(chromium, served, "auditor", key=key["key"])
+    reader.go(f"{served.base_url}/web/series/{SERIES}/releases/1")
+    with reader.page.expect_download() as download:
+        reader.page.click('a[href$="/releases/1/release.json"]')
+    assert download.value.suggested_filename == f"{SERIES}-1-release.json"
+    events = served.api(f"/v1/access-trail?key_id={key['id']}")["events"]
+    seen = sorted(
+        (e["action"], e["release_no"] or 0, e["details"].get("file", ""), e["status"])
+        for e in events
+        if e["details"].get("via") == "web"
+    )
+    assert seen == [
+        ("cover.read", 1, "", 200),
+        ("release.list", 0, "", 200),  # the series page the sign-in landed on
+        ("release.read", 1, "", 200),
+        ("release.read", 1, "release.json", 200),
+        ("risk.read", 0, "", 200),
+        ("risk.read", 1, "", 200),
+    ]
+    assert {e["role"] for e in events} == {"auditor"}
+    assert reader.errors == []
+    _closed(reader)
+
+
 def test_keys_are_never_written_to_the_service_s_log(served: Served, chromium: Any) -> None:
     for role in ("admin", "analyst"):
         _closed(_open(chromium, served, role))
