@@ -26,9 +26,11 @@ from app.web.deps import ReaderDep, RuntimeDep, SessionDep
 from app.web.render import HERE, WebRoute, page
 from app.web.trail import read
 
-__all__ = ["CLUSTERS_PER_PAGE", "PHASES", "ROWS_PER_PAGE", "router"]
+__all__ = ["CLUSTERS_PER_PAGE", "PHASES", "ROWS_PER_PAGE", "root", "router"]
 
 router = APIRouter(prefix="/web", route_class=WebRoute, include_in_schema=False)
+#: The service's own address: a person who opens it in a browser wants the web view.
+root = APIRouter(route_class=WebRoute, include_in_schema=False)
 
 CLUSTERS_PER_PAGE = 50
 ROWS_PER_PAGE = 100
@@ -43,8 +45,12 @@ Page = Annotated[int, Query(ge=1, le=2**31 - 1)]
 Offset = Annotated[int, Query(ge=0, le=2**31 - 1)]
 
 
+@root.get("/")
 @router.get("")
+@router.get("/")
 async def home() -> Response:
+    """``/``, ``/web`` and ``/web/`` (docs/web.md's address): the series list, or the
+    sign-in form that leads there."""
     return RedirectResponse("/web/series", status_code=303)
 
 

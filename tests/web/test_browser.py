@@ -227,6 +227,25 @@ def test_a_newcomer_reaches_the_series_page_from_serve_within_a_minute(
     _closed(reader)
 
 
+@pytest.mark.parametrize("address", ["/", "/web/"])
+def test_the_documented_address_opens_the_web_view(
+    served: Served, chromium: Any, address: str
+) -> None:
+    """docs/web.md's ``/web/`` and the service's own address: the sign-in form, then the
+    series list."""
+    context = chromium.new_context()
+    page = context.new_page()
+    response = page.goto(served.base_url + address)
+    assert response is not None and response.status == 200
+    assert "/web/sign-in" in page.url
+    page.fill("#key", served.keys["analyst"])
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r".*/web/series$"))
+    assert page.inner_text("h1") == "Series"
+    assert page.locator(f'tr[data-series="{SERIES}"]').count() == 1
+    context.close()
+
+
 @pytest.mark.parametrize("role", ["admin", "auditor", "analyst", "publisher"])
 def test_every_page_loads_without_a_console_error(served: Served, chromium: Any, role: str) -> None:
     reader = _open(chromium, served, role)

@@ -13,7 +13,7 @@ from app.services import verdict
 from app.web import pages
 from tests.api.conftest import ADMIN, create_series
 from tests.support.database import ROOT
-from tests.web.support import SERIES, publish_example, signed_in
+from tests.web.support import SERIES, browser, publish_example, signed_in
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
 
@@ -94,3 +94,20 @@ async def test_a_verdict_still_computing_says_so_and_the_page_reloads(
     finally:
         release.set()
         verdict.clear_verdicts()
+
+
+async def test_the_service_s_address_and_web_s_lead_to_the_series(
+    client: httpx.AsyncClient,
+) -> None:
+    """docs/web.md's address ``/web/``, ``/web`` and the service's own ``/``."""
+    web = browser(client)
+    for path in ("/", "/web", "/web/"):
+        response = await web.get(path)
+        assert response.status_code == 303, path
+        assert response.headers["location"] == "/web/series", path
+        assert response.headers["cache-control"] == "no-store", path
+    landed = await web.get("/web/", follow_redirects=True)
+    assert landed.status_code == 200 and 'id="key"' in landed.text  # the sign-in form
+    signed = await signed_in(client, ADMIN_KEY)
+    listed = await signed.get("/", follow_redirects=True)
+    assert listed.status_code == 200 and "<h1>Series</h1>" in listed.text
