@@ -68,10 +68,20 @@ def _release_link(name: str, release_no: int) -> str:
     return f"/web/series/{name}/releases/{release_no}"
 
 
-def _series_charts(name: str, data: SeriesPage) -> dict[str, Any]:
+def _category(release_no: int, withdrawn: bool) -> str:
+    """A release's label on a chart's axis: its number, and whether it was withdrawn."""
+    return f"{release_no} withdrawn" if withdrawn else str(release_no)
+
+
+def _series_charts(name: str, data: SeriesPage, reads_withdrawn: bool) -> dict[str, Any]:
     releases = data.releases
-    categories = [str(r.release_no) for r in releases]
-    links = [_release_link(name, r.release_no) for r in releases]
+    gone = {r.release_no for r in releases if r.withdrawn}
+    categories = [_category(r.release_no, r.release_no in gone) for r in releases]
+    # No link where the reader would get 410.
+    links = [
+        "" if r.release_no in gone and not reads_withdrawn else _release_link(name, r.release_no)
+        for r in releases
+    ]
     found: dict[str, Any] = {
         "volume": bars(
             categories,
@@ -89,7 +99,7 @@ def _series_charts(name: str, data: SeriesPage) -> dict[str, Any]:
         found["risk"] = risk_columns(
             [
                 RiskColumn(
-                    category=str(a.release_no),
+                    category=_category(a.release_no, a.release_no in gone),
                     bins=[Bin(b.lo, b.hi, b.count) for b in a.risk.histogram],
                     max_risk=a.risk.max_serial_risk,
                     r_th=a.risk.r_th,
@@ -136,7 +146,8 @@ async def series_page(
         "guarantee": overview.guarantee_out(series.method, shown.params),
         "data": data,
         "audits": {a.release_no: a for a in data.audits or []},
-        "charts": _series_charts(name, data),
+        "charts": _series_charts(name, data, principal.sees_private),
+        "withdrawn": {r.release_no: r.withdrawn for r in data.releases if r.withdrawn},
         "assumptions": _assumptions(data.releases),
         "verdict": found,
         "verdict_pending": data.audits is not None and bool(data.releases) and found is None,
@@ -154,21 +165,32 @@ async def counts_page(
     term: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     series = await get_series(session, name)
-    n_releases = len(await list_releases(session, series))
-    found = await counts.series_counts(runtime.db, series, n_releases) if n_releases else {}
+    listed = await list_releases(session, series)
+    withdrawn = {r.release_no: r.withdrawn for r in listed if r.withdrawn}
+    # A withdrawn release's counts are its body's: not shown to a reader it answers 410.
+    hidden = set() if reader.principal.sees_private else set(withdrawn)
+    found = await counts.series_counts(runtime.db, series, len(listed)) if listed else {}
     chosen = term if term in found else next(iter(found), None)
-    context: dict[str, Any] = {"series": series, "terms": list(found), "term": chosen}
+    context: dict[str, Any] = {
+        "series": series,
+        "terms": list(found),
+        "term": chosen,
+        "withdrawn": withdrawn,
+    }
     if chosen is not None:
-        points = found[chosen]
+        rows = [(p.release_no, None if p.release_no in hidden else p) for p in found[chosen]]
+        points = [p for _, p in rows if p is not None]
         for point in points:
             read(request, AccessAction.RELEASE_READ, point.release_no)
-        context["points"] = points
-        context["chart"] = intervals(
-            [str(p.release_no) for p in points],
-            [(float(p.published), p.low, p.high) for p in points],
-            f"copies of {chosen}",
-            f"Published copies of {chosen} and the interval of the true count, release by release",
-        )
+        context["rows"] = rows
+        if points:
+            context["chart"] = intervals(
+                [_category(p.release_no, p.release_no in withdrawn) for p in points],
+                [(float(p.published), p.low, p.high) for p in points],
+                f"copies of {chosen}",
+                f"Published copies of {chosen} and the interval of the true count, release "
+                "by release",
+            )
     return page(request, "counts.html", context)
 
 
@@ -262,7 +284,16 @@ async def job_page(
 ) -> Response:
     shown, label = await overview.readable_job(session, reader.principal, job_id)
     escalation = overview.escalation_of(shown.report) if shown.report else None
-    context = {"job": shown, "label": label, "phases": PHASES, "escalation": escalation}
+    withdrawn = None
+    if shown.release_no is not None:
+        withdrawn = await overview.withdrawal_of(session, shown.series, shown.release_no)
+    context = {
+        "job": shown,
+        "label": label,
+        "phases": PHASES,
+        "escalation": escalation,
+        "withdrawn": withdrawn,
+    }
     return page(request, "job.html", context)
 
 

@@ -369,6 +369,41 @@ def test_a_publisher_watches_its_job_finish_without_reloading(
     _closed(reader)
 
 
+def test_a_withdrawn_release_is_marked_and_no_link_leads_an_analyst_to_a_410(
+    served: Served, chromium: Any
+) -> None:
+    name = "withdrawn-example"
+    series = {"name": name, "private_terms": ["HIV", "cancer", "herpes"], "params": {"r_th": 2}}
+    served.api("/v1/series", method="POST", body=series)
+    for year in ("2022", "2023"):
+        posted = httpx.post(
+            f"{served.base_url}/v1/series/{name}/releases?wait=true&label={year}",
+            content=(ROOT / "examples" / f"prison-{year}.dat").read_bytes(),
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "text/plain"},
+            timeout=120,
+        )
+        assert posted.status_code == 201, posted.text
+    served.api(
+        f"/v1/series/{name}/releases/1/withdraw", method="POST", body={"reason": "posted twice"}
+    )
+    key = served.api("/v1/keys", method="POST", body={"role": "analyst"})
+    reader = _open(chromium, served, "analyst", key=key["key"])
+    for path in (f"/web/series/{name}", f"/web/series/{name}/counts?term=HIV"):
+        reader.go(served.base_url + path)
+        row = reader.page.locator('tr[data-release="1"]')
+        assert "withdrawn" in (row.get_attribute("class") or ""), path
+        assert "posted twice" in row.inner_text(), path
+        assert row.locator("a").count() == 0, path
+        links = reader.page.eval_on_selector_all(
+            'a[href^="/web/"]', "nodes => nodes.map(n => n.getAttribute('href'))"
+        )
+        for link in links:
+            answer = reader.page.request.get(served.base_url + link)
+            assert answer.status != 410, (path, link)
+    assert reader.errors == []
+    _closed(reader)
+
+
 def _signed_out(page: Any, url: str) -> bool:
     """Loading ``url`` lands on the sign-in form, and none of the series' figures show."""
     page.goto(url)
