@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.attacks.settings import parse_audit_settings
 from app.core.guarantees import guarantee_of
 from app.db.engine import Database
 from app.db.models import Job, Release, Series
@@ -40,9 +41,11 @@ from app.services.publishing import get_job, job_out
 from app.services.releases import get_release_model, withdrawn
 from app.services.renderings import risk_summary_bytes
 from app.services.risk import assess, cover, default_r_th
+from app.services.series import AUDIT_PARAM
 
 __all__ = [
     "JOBS_SHOWN",
+    "audited",
     "escalation_of",
     "guarantee_out",
     "jobs_for",
@@ -261,3 +264,17 @@ async def withdrawal_of(
         return None
     model = await ReleaseRepository(session).get(series.id, release_no)
     return withdrawn(model) if model is not None else None
+
+
+async def audited(session: AsyncSession, job: JobOut) -> bool:
+    """Whether a finished publication's release went through the semantic audit. Its
+    timings say so to auditors and admins (an ``attack`` phase, and a report that does not
+    mark the audit failed); to others, that the series asks for one (an interrupted or
+    failed audit is told only to the former). A dry run is never audited."""
+    if job.dry_run or job.status != "succeeded":
+        return False
+    if job.phase_seconds is not None:
+        failed = (job.report or {}).get("semantic_audit") == "failed"
+        return "attack" in job.phase_seconds and not failed
+    series = await SeriesRepository(session).get_by_name(job.series)
+    return series is not None and parse_audit_settings(series.params.get(AUDIT_PARAM)).enabled

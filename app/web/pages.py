@@ -15,6 +15,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, StreamingResponse
 
 from app.errors import NotFound
+from app.schemas.jobs import JobOut
 from app.schemas.overview import ReleaseFigures, SeriesPage
 from app.services import counts, overview, public_files, verdict, withdrawal
 from app.services.access_trail import AccessAction
@@ -40,6 +41,8 @@ COVER_SHOWN = 200
 VERDICT_WAIT_S = 3.0
 #: The publication job's phases in order (docs/api-releases.md "GET /v1/jobs/{job_id}").
 PHASES = ("prepare", "anony", "bp", "fp1", "fp2", "verify", "risk", "store", "attack")
+#: The semantic audit's phase, after the store: a job ends in ``store`` either way.
+ATTACK_CHIP = "attack"
 
 Page = Annotated[int, Query(ge=1, le=2**31 - 1)]
 Offset = Annotated[int, Query(ge=0, le=2**31 - 1)]
@@ -287,14 +290,30 @@ async def job_page(
     withdrawn = None
     if shown.release_no is not None:
         withdrawn = await overview.withdrawal_of(session, shown.series, shown.release_no)
+    audited = await overview.audited(session, shown)
     context = {
         "job": shown,
         "label": label,
-        "phases": PHASES,
+        "chips": _chips(shown, audited),
         "escalation": escalation,
         "withdrawn": withdrawn,
     }
     return page(request, "job.html", context)
+
+
+def _chips(job: JobOut, audited: bool) -> list[tuple[str, str]]:
+    """Each phase and its chip's state: ``done``, ``current``, ``skipped`` (the finished job
+    never ran it: no audit, or a dry run's store) or ``""`` (not reached yet)."""
+    current = PHASES.index(job.phase) if job.phase in PHASES else -1
+    chips = []
+    for i, phase in enumerate(PHASES):
+        if job.status == "succeeded":
+            ran = audited if phase == ATTACK_CHIP else current < 0 or i <= current
+            state = "done" if ran else "skipped"
+        else:
+            state = "done" if i < current else "current" if i == current else ""
+        chips.append((phase, state))
+    return chips
 
 
 @router.get("/jobs/{job_id}/progress")

@@ -22,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 
 from app.errors import AppError, NotFound, Unauthorized
 from app.web.trail import record as record_reads
@@ -60,9 +61,18 @@ def _when(value: dt.datetime | None) -> str:
     return "—" if value is None else value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def _terms(row: list[str]) -> Markup:
+    """A published row's public terms; a row whose every public term was removed (only
+    private ones, now counted in its cluster) says so rather than being a blank cell."""
+    if not row:
+        return Markup('<span class="none">no public term</span>')
+    return escape(" ".join(row))
+
+
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["number"] = _number
 templates.env.filters["when"] = _when
+templates.env.filters["terms"] = _terms
 templates.env.filters["path"] = lambda value: quote(str(value), safe="")
 
 

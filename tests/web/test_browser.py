@@ -256,13 +256,35 @@ def test_every_page_loads_without_a_console_error(served: Served, chromium: Any,
     for path in pages:
         reader.go(served.base_url + path)
         assert reader.page.locator("svg.chart, table.data").count() > 0, path
+        assert _blanks(reader.page) == [], path
     if role in ("admin", "auditor", "publisher"):
         reader.go(base)
         job = reader.page.locator("#jobs a").first.get_attribute("href")
         reader.go(served.base_url + job)
         assert reader.page.locator("#job").get_attribute("data-status") == "succeeded"
+        # The walkthrough's series asks for no semantic audit: its chip is not green.
+        attack = reader.page.locator('#job-phases li[data-phase="attack"]')
+        assert attack.get_attribute("class") == "skipped" and "not run" in attack.inner_text()
+        store = reader.page.locator('#job-phases li[data-phase="store"]')
+        assert store.get_attribute("class") == "done"
     assert reader.errors == [], (role, reader.errors)
     _closed(reader)
+
+
+#: Tables with no body row, rows of a cluster or cells of the riskiest rows with no text.
+_BLANKS = """() => [
+  ...[...document.querySelectorAll("table.data")]
+    .filter(t => t.tBodies.length && t.tBodies[0].rows.length === 0)
+    .map(t => "empty table #" + t.id),
+  ...[...document.querySelectorAll("ol.rows li, #row-risk td")]
+    .filter(n => n.textContent.trim() === "")
+    .map(n => "blank " + n.tagName),
+]"""
+
+
+def _blanks(page: Any) -> list[str]:
+    found: list[str] = page.evaluate(_BLANKS)
+    return found
 
 
 def _cell(reader: Reader, release_no: int, name: str) -> str:
@@ -373,7 +395,9 @@ def test_a_withdrawn_release_is_marked_and_no_link_leads_an_analyst_to_a_410(
     served: Served, chromium: Any
 ) -> None:
     name = "withdrawn-example"
-    series = {"name": name, "private_terms": ["HIV", "cancer", "herpes"], "params": {"r_th": 2}}
+    # The paper's mode: its releases publish copies of private terms (the walkthrough's none).
+    params = {"guarantee": "paper", "r_th": 2}
+    series = {"name": name, "private_terms": ["HIV", "cancer", "herpes"], "params": params}
     served.api("/v1/series", method="POST", body=series)
     for year in ("2022", "2023"):
         posted = httpx.post(
@@ -400,6 +424,16 @@ def test_a_withdrawn_release_is_marked_and_no_link_leads_an_analyst_to_a_410(
         for link in links:
             answer = reader.page.request.get(served.base_url + link)
             assert answer.status != 410, (path, link)
+    # A term and its count read apart: "HIV: 2", not "HIV 2".
+    for path in (f"/web/series/{name}", f"/web/series/{name}/releases/2"):
+        reader.go(served.base_url + path)
+        spans = reader.page.locator("span[data-term][data-value]")
+        assert spans.count() > 0, path
+        for i in range(spans.count()):
+            span = spans.nth(i)
+            term, value = span.get_attribute("data-term"), span.get_attribute("data-value")
+            assert span.inner_text() == f"{term}: {value}", path
+        assert _blanks(reader.page) == [], path
     assert reader.errors == []
     _closed(reader)
 
