@@ -128,6 +128,8 @@ class AccessTrail:
         self._events: dict[tuple[Any, ...], _Pending] = {}
         self._used: dict[uuid.UUID, float] = {}
         self._wake: asyncio.Event | None = None
+        #: Flushes writing now: each done once its write ended (written or not).
+        self._writing: set[asyncio.Future[None]] = set()
 
     def record(self, event: Event, *, urgent: bool = False) -> None:
         """Keep ``event`` for the next write; ``urgent`` (a change of state) wakes the writer."""
@@ -169,12 +171,23 @@ class AccessTrail:
     async def flush(self, db: Database) -> int:
         """Write what this process holds; how many events (rows). On a database error the
         events are kept for the next try (oldest dropped past :attr:`max_pending`). Two
-        flushes at once each write their own: the buffer is taken whole before any await."""
+        flushes at once each write their own (the buffer is taken whole before any await),
+        and a flush returns only once the writes already under way in this process have
+        ended too: a query of the trail after it sees every request served before it (the
+        writer's loop may hold them in a ``COPY`` that has not committed yet)."""
+        loop = asyncio.get_running_loop()
+        earlier = {f for f in self._writing if f.get_loop() is loop and not f.done()}
         events, self._events = self._events, {}
         used, self._used = self._used, {}
         if not events and not used:
+            if earlier:
+                await asyncio.wait(earlier)
             return 0
+        mine: asyncio.Future[None] = loop.create_future()
+        self._writing.add(mine)
         try:
+            if earlier:
+                await asyncio.wait(earlier)
             async with db.read_connection() as conn:
                 if events:
                     rows = [event.row(count) for event, count in events.values()]
@@ -186,6 +199,9 @@ class AccessTrail:
         except BaseException:
             self._restore(events, used)
             raise
+        finally:
+            mine.set_result(None)
+            self._writing.discard(mine)
         return len(events)
 
     def _restore(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import uuid
 from typing import Any
@@ -285,3 +286,32 @@ async def test_publish_events_name_their_release_and_the_key_that_posted_it(
     # Exactly one event names each release: which key published release N.
     for no in (1, 2):
         assert [e["key_id"] for e in events if e["release_no"] == no] == [publisher_id]
+
+
+async def test_a_flush_returns_once_the_writes_under_way_have_ended(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer may hold a request's event in a COPY not yet committed when the trail is
+    queried; the query's own flush waits for it, so the answer holds the request."""
+    from app.services.access_trail import AccessTrail
+
+    db = client.app.state.runtime.db  # type: ignore[attr-defined]
+    trail = AccessTrail()
+    trail.record(Event(0.0, None, "cli", AccessAction.KEY_LIST, None, None, 200))
+    gate = asyncio.Event()
+    copy = access_trail.repository.copy_events
+
+    async def held(conn: Any, rows: Any) -> None:
+        await gate.wait()
+        await copy(conn, rows)
+
+    monkeypatch.setattr(access_trail.repository, "copy_events", held)
+    writer = asyncio.create_task(trail.flush(db))
+    while trail.pending():  # the writer has taken the buffer
+        await asyncio.sleep(0)
+    query = asyncio.create_task(trail.flush(db))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not query.done()  # waiting for the writer, which waits for the gate
+    gate.set()
+    assert await query == 0 and await writer == 1
