@@ -37,6 +37,7 @@ from app.jobs.context import JobContext
 from app.methods.storage import storage_of
 from app.observability import logger
 from app.runtime import Runtime
+from app.services.access_trail import record_publication
 from app.services.renderings import (
     render_release_documents,
     store_release_documents,
@@ -93,6 +94,8 @@ async def store_release(
         # Committed with the release: a full disk met by any process is over.
         await runtime.db.storage.stored(session)
         release_no = computed.publication.release.release_no
+        # The trail names the release and its poster with the release, in its transaction.
+        await record_publication(session, job.api_key_id, series.name, release_no, job.id)
         if context.audit.enabled:
             # Committed with the release, still running: the audit needs the raw snapshot
             # (its ground truth), which ``finish`` drops, and the job ends when the audit does.

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from app.schemas.jobs import JobOut
+from app.schemas.releases import Withdrawal
 from app.schemas.risk import CoverEntryOut, GuaranteeOut, RiskSummary, RowRiskPage
 
 
@@ -21,14 +22,20 @@ class ReleaseFigures(BaseModel):
     created_at: dt.datetime
     n_rows: int | None = Field(description="Published rows; null for a chunk layout")
     n_clusters: int
-    counterfeit_rows: int | None = Field(description="The public header's counterfeit_rows")
+    counterfeit_rows: int | None = Field(
+        description="The public header's counterfeit_rows; null for a withdrawn release the "
+        "reader may not read"
+    )
     private_copies: dict[str, int] | None = Field(
         description="Published copies of each private term (cluster segments and global bag); "
-        "null for a chunk layout"
+        "null for a chunk layout, or a withdrawn release the reader may not read"
     )
     guarantee: GuaranteeOut
     suppression_beyond_budget: bool
     params: dict[str, Any]
+    withdrawn: Withdrawal | None = Field(
+        None, description="When and why an admin withdrew it (the release list's)"
+    )
 
     @property
     def copies_total(self) -> int | None:

@@ -27,7 +27,7 @@ import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.engine import Database
-from app.db.models import AccessEvent
+from app.db.models import AccessEvent, ApiKey
 from app.db.repositories import access_trail as repository
 from app.db.repositories.access_trail import EventRow, TrailQuery
 from app.observability import ACCESS_EVENTS_DROPPED, logger
@@ -42,6 +42,7 @@ __all__ = [
     "query",
     "prune_expired",
     "record_now",
+    "record_publication",
 ]
 
 _log = logger("serialpub.access_trail")
@@ -127,6 +128,8 @@ class AccessTrail:
         self._events: dict[tuple[Any, ...], _Pending] = {}
         self._used: dict[uuid.UUID, float] = {}
         self._wake: asyncio.Event | None = None
+        #: Flushes writing now: each done once its write ended (written or not).
+        self._writing: set[asyncio.Future[None]] = set()
 
     def record(self, event: Event, *, urgent: bool = False) -> None:
         """Keep ``event`` for the next write; ``urgent`` (a change of state) wakes the writer."""
@@ -168,12 +171,23 @@ class AccessTrail:
     async def flush(self, db: Database) -> int:
         """Write what this process holds; how many events (rows). On a database error the
         events are kept for the next try (oldest dropped past :attr:`max_pending`). Two
-        flushes at once each write their own: the buffer is taken whole before any await."""
+        flushes at once each write their own (the buffer is taken whole before any await),
+        and a flush returns only once the writes already under way in this process have
+        ended too: a query of the trail after it sees every request served before it (the
+        writer's loop may hold them in a ``COPY`` that has not committed yet)."""
+        loop = asyncio.get_running_loop()
+        earlier = {f for f in self._writing if f.get_loop() is loop and not f.done()}
         events, self._events = self._events, {}
         used, self._used = self._used, {}
         if not events and not used:
+            if earlier:
+                await asyncio.wait(earlier)
             return 0
+        mine: asyncio.Future[None] = loop.create_future()
+        self._writing.add(mine)
         try:
+            if earlier:
+                await asyncio.wait(earlier)
             async with db.read_connection() as conn:
                 if events:
                     rows = [event.row(count) for event, count in events.values()]
@@ -185,6 +199,9 @@ class AccessTrail:
         except BaseException:
             self._restore(events, used)
             raise
+        finally:
+            mine.set_result(None)
+            self._writing.discard(mine)
         return len(events)
 
     def _restore(
@@ -249,6 +266,31 @@ async def record_now(session: AsyncSession, event: Event) -> None:
         )
     )
     await session.flush()
+
+
+#: The role of a publication whose posting key is gone (deleted from the database by hand).
+_NO_KEY_ROLE = "unknown"
+
+
+async def record_publication(
+    session: AsyncSession, key_id: uuid.UUID | None, series: str, release_no: int, job: uuid.UUID
+) -> None:
+    """Name the release a job stored, and the key that posted it: ``release.publish`` with
+    the release's number, status 201 and ``details.job``, in the store's transaction, so that
+    every stored release has its event (the post's own event, answered before the job ran,
+    names only the job)."""
+    key = await session.get(ApiKey, key_id) if key_id is not None else None
+    event = Event(
+        at=time.time(),
+        key_id=key_id if key is not None else None,
+        role=key.role if key is not None else _NO_KEY_ROLE,
+        action=AccessAction.RELEASE_PUBLISH,
+        series=series,
+        release_no=release_no,
+        status=201,
+        details={"job": str(job)},
+    )
+    await record_now(session, event)
 
 
 async def query(session: AsyncSession, trail_query: TrailQuery) -> Sequence[AccessEvent]:

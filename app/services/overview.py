@@ -15,11 +15,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.core.attacks.settings import parse_audit_settings
 from app.core.guarantees import guarantee_of
 from app.db.engine import Database
 from app.db.models import Job, Release, Series
 from app.db.repositories.overview import segment_copies, series_jobs
 from app.db.repositories.releases import ReleaseRepository
+from app.db.repositories.series import SeriesRepository
 from app.errors import Forbidden, NotFound
 from app.schemas.jobs import JobOut
 from app.schemas.overview import (
@@ -30,17 +32,20 @@ from app.schemas.overview import (
     ReleaseRisk,
     SeriesPage,
 )
+from app.schemas.releases import Withdrawal
 from app.schemas.risk import GuaranteeOut, RiskSummary, RowRiskOut, RowRiskPage
 from app.services.auth import Principal
 from app.services.history import load_public_releases
 from app.services.public_files import release_header
 from app.services.publishing import get_job, job_out
-from app.services.releases import get_release_model
+from app.services.releases import get_release_model, withdrawn
 from app.services.renderings import risk_summary_bytes
 from app.services.risk import assess, cover, default_r_th
+from app.services.series import AUDIT_PARAM
 
 __all__ = [
     "JOBS_SHOWN",
+    "audited",
     "escalation_of",
     "guarantee_out",
     "jobs_for",
@@ -51,6 +56,7 @@ __all__ = [
     "release_figures",
     "riskiest_rows",
     "series_page",
+    "withdrawal_of",
 ]
 
 #: The most recent jobs the series page lists.
@@ -82,7 +88,14 @@ def _figures(model: Release, header: dict[str, Any], segments: dict[str, int]) -
         guarantee=guarantee_out(model.method, dict(header.get("params") or model.params)),
         suppression_beyond_budget=bool(header.get("suppression_beyond_budget", False)),
         params=dict(header.get("params") or {}),
+        withdrawn=withdrawn(model),
     )
+
+
+def _as_listed(figures: ReleaseFigures) -> ReleaseFigures:
+    """A withdrawn release as ``GET …/releases`` lists it to a reader it answers 410: its
+    number, label, rows, clusters, time and withdrawal, none of its body's figures."""
+    return figures.model_copy(update={"private_copies": None, "counterfeit_rows": None})
 
 
 async def release_figures(
@@ -162,6 +175,8 @@ async def series_page(
 ) -> SeriesPage:
     """What the series page shows ``principal`` (roles as in docs/api.md)."""
     models, figures = await release_figures(session, db, series)
+    if not principal.sees_private:
+        figures = [_as_listed(f) if f.withdrawn else f for f in figures]
     audits = await release_audits(session, db, series, models) if principal.sees_private else None
     jobs = None
     if principal.sees_private or principal.role == "publisher":
@@ -238,3 +253,28 @@ async def readable_job(
             {"id": str(job_id), "key_series": principal.series},
         )
     return job_out(job, name, principal), job.label
+
+
+async def withdrawal_of(
+    session: AsyncSession, series_name: str, release_no: int
+) -> Withdrawal | None:
+    """When and why the series' release was withdrawn (``None``: it was not, or is gone)."""
+    series = await SeriesRepository(session).get_by_name(series_name)
+    if series is None:
+        return None
+    model = await ReleaseRepository(session).get(series.id, release_no)
+    return withdrawn(model) if model is not None else None
+
+
+async def audited(session: AsyncSession, job: JobOut) -> bool:
+    """Whether a finished publication's release went through the semantic audit. Its
+    timings say so to auditors and admins (an ``attack`` phase, and a report that does not
+    mark the audit failed); to others, that the series asks for one (an interrupted or
+    failed audit is told only to the former). A dry run is never audited."""
+    if job.dry_run or job.status != "succeeded":
+        return False
+    if job.phase_seconds is not None:
+        failed = (job.report or {}).get("semantic_audit") == "failed"
+        return "attack" in job.phase_seconds and not failed
+    series = await SeriesRepository(session).get_by_name(job.series)
+    return series is not None and parse_audit_settings(series.params.get(AUDIT_PARAM)).enabled

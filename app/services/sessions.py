@@ -1,14 +1,17 @@
-"""Signing in to the web view: an API key presented once, then a signed session token.
+"""Signing in to the web view: an API key presented once, then a session that ends with it.
 
 The key is checked as the API checks it (:func:`app.services.auth.authenticate`) and never
-kept: the token names the key's id, a random anti-CSRF value and its time, signed with a key
-derived from the service's secret (``itsdangerous``), so that every process of the service
-accepts it and nothing is stored per session. Each request looks the key up again: a revoked
-key ends its sessions at once. A token is good for :data:`SESSION_SECONDS`.
+kept. Each sign-in is a row (:class:`app.db.models.WebSignIn`); the session cookie's token
+names it and a random anti-CSRF value, signed with a key derived from the service's secret
+(``itsdangerous``), so that no token can be made up and every process of the service accepts
+another's. Every request reads the sign-in together with its key: signing out (the row
+deleted), the key's revocation, its expiry and a rotation's end of grace end the session at
+once. A sign-in lasts :data:`SESSION_SECONDS` at most, and never past its key's expiry.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import hmac
 import secrets
@@ -18,22 +21,44 @@ from dataclasses import dataclass
 from itsdangerous import BadData, URLSafeTimedSerializer
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.base import utcnow
+from app.db.models import WebSignIn
 from app.db.repositories.keys import KeyRepository
+from app.db.repositories.sign_ins import SignInRepository
+from app.services.access_trail import TRAIL
 from app.services.auth import Principal, authenticate
 
-__all__ = ["SESSION_SECONDS", "WebSession", "open_session", "session_of"]
+__all__ = [
+    "SESSION_SECONDS",
+    "SignedIn",
+    "WebSession",
+    "close_session",
+    "open_session",
+    "session_of",
+]
 
-#: How long a sign-in lasts (a working day).
+#: How long a sign-in lasts at most (a working day).
 SESSION_SECONDS = 8 * 3600
 _SALT = "serialpub.web.session"
 
 
 @dataclass(frozen=True, slots=True)
 class WebSession:
-    """A signed-in reader: its key as a principal, and the value its forms must echo."""
+    """A signed-in reader: its key as a principal, the value its forms must echo, and the
+    sign-in it reads through."""
 
     principal: Principal
     csrf: str
+    sign_in: uuid.UUID
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """A new session, its cookie's token and how many seconds the cookie should live."""
+
+    session: WebSession
+    token: str
+    seconds: int
 
 
 def _serializer(secret: bytes) -> URLSafeTimedSerializer:
@@ -43,24 +68,44 @@ def _serializer(secret: bytes) -> URLSafeTimedSerializer:
     return URLSafeTimedSerializer(derived, salt=_SALT)
 
 
-async def open_session(session: AsyncSession, secret: bytes, key: str) -> tuple[WebSession, str]:
-    """Sign in with an API key: the session and its token (401 for an unknown or revoked
-    key, as the API answers it)."""
+async def open_session(session: AsyncSession, secret: bytes, key: str) -> SignedIn:
+    """Sign in with an API key (401 for an unknown, revoked or expired key, as the API
+    answers it); the sign-in is stored in ``session``'s transaction."""
     principal = await authenticate(session, f"Bearer {key}")
+    now = utcnow()
+    ends = now + dt.timedelta(seconds=SESSION_SECONDS)
+    found = await KeyRepository(session).get(principal.key_id)
+    if found is not None and found.expires_at is not None:
+        ends = min(ends, found.expires_at)
+    repo = SignInRepository(session)
+    # Housekeeping: nothing reads an expired sign-in again.
+    await repo.remove_expired(now)
+    sign_in = await repo.add(WebSignIn(id=uuid.uuid4(), key_id=principal.key_id, expires_at=ends))
     csrf = secrets.token_urlsafe(32)
-    token = _serializer(secret).dumps({"k": str(principal.key_id), "c": csrf})
-    return WebSession(principal, csrf), token
+    token = _serializer(secret).dumps({"s": str(sign_in.id), "c": csrf})
+    seconds = max(1, int((ends - now).total_seconds()))
+    return SignedIn(WebSession(principal, csrf, sign_in.id), token, seconds)
 
 
 async def session_of(session: AsyncSession, secret: bytes, token: str) -> WebSession | None:
-    """The session a token carries; ``None`` when it is forged, expired, or its key was
-    revoked since."""
+    """The session a token carries; ``None`` when it is forged or too old, was signed out,
+    or its key was revoked or has expired since."""
     try:
         payload = _serializer(secret).loads(token, max_age=SESSION_SECONDS)
-        key_id, csrf = uuid.UUID(payload["k"]), str(payload["c"])
+        sign_in_id, csrf = uuid.UUID(payload["s"]), str(payload["c"])
     except (BadData, KeyError, TypeError, ValueError):
         return None
-    key = await KeyRepository(session).get(key_id)
-    if key is None or key.revoked_at is not None:
+    found = await SignInRepository(session).with_key(sign_in_id)
+    if found is None:
         return None
-    return WebSession(Principal(key.id, key.role, key.series_name), csrf)
+    sign_in, key = found
+    now = utcnow()
+    if sign_in.expires_at <= now or key.revoked_at is not None or key.expired(now):
+        return None
+    TRAIL.key_used(key.id)
+    return WebSession(Principal(key.id, key.role, key.series_name), csrf, sign_in.id)
+
+
+async def close_session(session: AsyncSession, current: WebSession) -> None:
+    """Sign out: the sign-in is deleted, so a copy of its cookie reads nothing more."""
+    await SignInRepository(session).remove(current.sign_in)

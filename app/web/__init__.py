@@ -11,4 +11,5 @@ __all__ = ["router"]
 router = APIRouter()
 # Sign-in first: the pages' router ends with the catch-all that answers unknown pages.
 router.include_router(signin.router)
+router.include_router(pages.root)
 router.include_router(pages.router)

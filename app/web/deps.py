@@ -39,7 +39,8 @@ RuntimeDep = Annotated[Runtime, Depends(_runtime)]
 
 
 async def _session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
-    # Pages read; a transaction keeps what one page shows consistent, and nothing is written.
+    # A transaction keeps what one page shows consistent; pages write nothing, signing in and
+    # out their sign-in only (committed before the answer leaves: scope="function").
     async with runtime.db.sessionmaker() as session, session.begin():
         yield session
 
@@ -48,7 +49,8 @@ SessionDep = Annotated[AsyncSession, Depends(_session, scope="function")]
 
 
 async def _reader(request: Request, runtime: RuntimeDep, session: SessionDep) -> WebSession:
-    """The signed-in reader (its key looked up again: a revoked key is signed out); a page
+    """The signed-in reader (its sign-in and key read again: signed out, or a key revoked or
+    expired, is no reader); a page
     on a series' path also checks that the key may read that series (403)."""
     token = request.cookies.get(SESSION_COOKIE)
     found = await session_of(session, runtime.secret, token) if token else None

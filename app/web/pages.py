@@ -15,18 +15,23 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, StreamingResponse
 
 from app.errors import NotFound
+from app.schemas.jobs import JobOut
 from app.schemas.overview import ReleaseFigures, SeriesPage
 from app.services import counts, overview, public_files, verdict, withdrawal
+from app.services.access_trail import AccessAction
 from app.services.releases import list_releases
 from app.services.renderings import release_document, stream_document
 from app.services.series import get_series, list_series, series_out
 from app.web.charts import Bin, RiskColumn, bars, intervals, risk_columns
 from app.web.deps import ReaderDep, RuntimeDep, SessionDep
 from app.web.render import HERE, WebRoute, page
+from app.web.trail import read
 
-__all__ = ["CLUSTERS_PER_PAGE", "PHASES", "ROWS_PER_PAGE", "router"]
+__all__ = ["CLUSTERS_PER_PAGE", "PHASES", "ROWS_PER_PAGE", "root", "router"]
 
 router = APIRouter(prefix="/web", route_class=WebRoute, include_in_schema=False)
+#: The service's own address: a person who opens it in a browser wants the web view.
+root = APIRouter(route_class=WebRoute, include_in_schema=False)
 
 CLUSTERS_PER_PAGE = 50
 ROWS_PER_PAGE = 100
@@ -36,13 +41,19 @@ COVER_SHOWN = 200
 VERDICT_WAIT_S = 3.0
 #: The publication job's phases in order (docs/api-releases.md "GET /v1/jobs/{job_id}").
 PHASES = ("prepare", "anony", "bp", "fp1", "fp2", "verify", "risk", "store", "attack")
+#: The semantic audit's phase, after the store: a job ends in ``store`` either way.
+ATTACK_CHIP = "attack"
 
 Page = Annotated[int, Query(ge=1, le=2**31 - 1)]
 Offset = Annotated[int, Query(ge=0, le=2**31 - 1)]
 
 
+@root.get("/")
 @router.get("")
+@router.get("/")
 async def home() -> Response:
+    """``/``, ``/web`` and ``/web/`` (docs/web.md's address): the series list, or the
+    sign-in form that leads there."""
     return RedirectResponse("/web/series", status_code=303)
 
 
@@ -60,10 +71,20 @@ def _release_link(name: str, release_no: int) -> str:
     return f"/web/series/{name}/releases/{release_no}"
 
 
-def _series_charts(name: str, data: SeriesPage) -> dict[str, Any]:
+def _category(release_no: int, withdrawn: bool) -> str:
+    """A release's label on a chart's axis: its number, and whether it was withdrawn."""
+    return f"{release_no} withdrawn" if withdrawn else str(release_no)
+
+
+def _series_charts(name: str, data: SeriesPage, reads_withdrawn: bool) -> dict[str, Any]:
     releases = data.releases
-    categories = [str(r.release_no) for r in releases]
-    links = [_release_link(name, r.release_no) for r in releases]
+    gone = {r.release_no for r in releases if r.withdrawn}
+    categories = [_category(r.release_no, r.release_no in gone) for r in releases]
+    # No link where the reader would get 410.
+    links = [
+        "" if r.release_no in gone and not reads_withdrawn else _release_link(name, r.release_no)
+        for r in releases
+    ]
     found: dict[str, Any] = {
         "volume": bars(
             categories,
@@ -81,7 +102,7 @@ def _series_charts(name: str, data: SeriesPage) -> dict[str, Any]:
         found["risk"] = risk_columns(
             [
                 RiskColumn(
-                    category=str(a.release_no),
+                    category=_category(a.release_no, a.release_no in gone),
                     bins=[Bin(b.lo, b.hi, b.count) for b in a.risk.histogram],
                     max_risk=a.risk.max_serial_risk,
                     r_th=a.risk.r_th,
@@ -112,6 +133,8 @@ async def series_page(
     series = await get_series(session, name)
     data = await overview.series_page(session, runtime.db, series, principal)
     found = None
+    if data.audits is not None:
+        read(request, AccessAction.RISK_READ)  # every release's, as GET …/{name}/risk
     if data.audits is not None and data.releases:
         found = await verdict.verdict(
             runtime.db,
@@ -126,7 +149,8 @@ async def series_page(
         "guarantee": overview.guarantee_out(series.method, shown.params),
         "data": data,
         "audits": {a.release_no: a for a in data.audits or []},
-        "charts": _series_charts(name, data),
+        "charts": _series_charts(name, data, principal.sees_private),
+        "withdrawn": {r.release_no: r.withdrawn for r in data.releases if r.withdrawn},
         "assumptions": _assumptions(data.releases),
         "verdict": found,
         "verdict_pending": data.audits is not None and bool(data.releases) and found is None,
@@ -144,19 +168,32 @@ async def counts_page(
     term: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     series = await get_series(session, name)
-    n_releases = len(await list_releases(session, series))
-    found = await counts.series_counts(runtime.db, series, n_releases) if n_releases else {}
+    listed = await list_releases(session, series)
+    withdrawn = {r.release_no: r.withdrawn for r in listed if r.withdrawn}
+    # A withdrawn release's counts are its body's: not shown to a reader it answers 410.
+    hidden = set() if reader.principal.sees_private else set(withdrawn)
+    found = await counts.series_counts(runtime.db, series, len(listed)) if listed else {}
     chosen = term if term in found else next(iter(found), None)
-    context: dict[str, Any] = {"series": series, "terms": list(found), "term": chosen}
+    context: dict[str, Any] = {
+        "series": series,
+        "terms": list(found),
+        "term": chosen,
+        "withdrawn": withdrawn,
+    }
     if chosen is not None:
-        points = found[chosen]
-        context["points"] = points
-        context["chart"] = intervals(
-            [str(p.release_no) for p in points],
-            [(float(p.published), p.low, p.high) for p in points],
-            f"copies of {chosen}",
-            f"Published copies of {chosen} and the interval of the true count, release by release",
-        )
+        rows = [(p.release_no, None if p.release_no in hidden else p) for p in found[chosen]]
+        points = [p for _, p in rows if p is not None]
+        for point in points:
+            read(request, AccessAction.RELEASE_READ, point.release_no)
+        context["rows"] = rows
+        if points:
+            context["chart"] = intervals(
+                [_category(p.release_no, p.release_no in withdrawn) for p in points],
+                [(float(p.published), p.low, p.high) for p in points],
+                f"copies of {chosen}",
+                f"Published copies of {chosen} and the interval of the true count, release "
+                "by release",
+            )
     return page(request, "counts.html", context)
 
 
@@ -197,6 +234,8 @@ async def release_page(
         audit = await overview.release_risk(
             session, runtime.db, series, release_no, rows_from, ROWS_PER_PAGE, COVER_SHOWN
         )
+        read(request, AccessAction.RISK_READ, release_no)
+        read(request, AccessAction.COVER_READ, release_no)
         histogram = audit.risk.histogram
         context["audit"] = audit
         context["risk_chart"] = bars(
@@ -248,8 +287,33 @@ async def job_page(
 ) -> Response:
     shown, label = await overview.readable_job(session, reader.principal, job_id)
     escalation = overview.escalation_of(shown.report) if shown.report else None
-    context = {"job": shown, "label": label, "phases": PHASES, "escalation": escalation}
+    withdrawn = None
+    if shown.release_no is not None:
+        withdrawn = await overview.withdrawal_of(session, shown.series, shown.release_no)
+    audited = await overview.audited(session, shown)
+    context = {
+        "job": shown,
+        "label": label,
+        "chips": _chips(shown, audited),
+        "escalation": escalation,
+        "withdrawn": withdrawn,
+    }
     return page(request, "job.html", context)
+
+
+def _chips(job: JobOut, audited: bool) -> list[tuple[str, str]]:
+    """Each phase and its chip's state: ``done``, ``current``, ``skipped`` (the finished job
+    never ran it: no audit, or a dry run's store) or ``""`` (not reached yet)."""
+    current = PHASES.index(job.phase) if job.phase in PHASES else -1
+    chips = []
+    for i, phase in enumerate(PHASES):
+        if job.status == "succeeded":
+            ran = audited if phase == ATTACK_CHIP else current < 0 or i <= current
+            state = "done" if ran else "skipped"
+        else:
+            state = "done" if i < current else "current" if i == current else ""
+        chips.append((phase, state))
+    return chips
 
 
 @router.get("/jobs/{job_id}/progress")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import time
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 
 from app.errors import AppError, NotFound, Unauthorized
+from app.web.trail import record as record_reads
 
 __all__ = ["SECURITY_HEADERS", "WebRoute", "page", "secured", "sign_in_redirect"]
 
@@ -58,9 +61,18 @@ def _when(value: dt.datetime | None) -> str:
     return "—" if value is None else value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def _terms(row: list[str]) -> Markup:
+    """A published row's public terms; a row whose every public term was removed (only
+    private ones, now counted in its cluster) says so rather than being a blank cell."""
+    if not row:
+        return Markup('<span class="none">no public term</span>')
+    return escape(" ".join(row))
+
+
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["number"] = _number
 templates.env.filters["when"] = _when
+templates.env.filters["terms"] = _terms
 templates.env.filters["path"] = lambda value: quote(str(value), safe="")
 
 
@@ -95,12 +107,14 @@ def error_page(request: Request, exc: AppError) -> Response:
 
 class WebRoute(APIRoute):
     """A route of the web view: service errors as pages, the security headers on every
-    response, and a reader who is not signed in sent to the sign-in form."""
+    response, a reader who is not signed in sent to the sign-in form, and what the page
+    read recorded in the access trail (:mod:`app.web.trail`)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def route(request: Request) -> Response:
+            at = time.time()
             try:
                 response = await handler(request)
             except Unauthorized:
@@ -110,6 +124,7 @@ class WebRoute(APIRoute):
             except RequestValidationError:
                 # A malformed number in the path or query names no page that exists.
                 response = error_page(request, NotFound("no such page"))
+            record_reads(request, response.status_code, at)
             return secured(response)
 
         return route

@@ -1,5 +1,6 @@
 """Signing in and out: the API key is posted once, in a form's body, and becomes a session
-cookie (:mod:`app.services.sessions`); it is never put in a URL, a cookie or a log."""
+cookie (:mod:`app.services.sessions`); it is never put in a URL, a cookie or a log. Signing
+out ends the session on the service, not only in the browser."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import RedirectResponse
 
 from app.errors import Unauthorized
-from app.services.sessions import SESSION_SECONDS, open_session, session_of
+from app.services.sessions import close_session, open_session, session_of
 from app.web.deps import (
     CSRF_COOKIE,
     SESSION_COOKIE,
@@ -67,11 +68,11 @@ async def sign_in(
     check_origin(request)
     check_token(request.cookies.get(CSRF_COOKIE), csrf)
     try:
-        _, token = await open_session(session, runtime.secret, key.strip())
+        opened = await open_session(session, runtime.secret, key.strip())
     except Unauthorized:
-        return _form(request, next, "That key is unknown or revoked.", 401)
+        return _form(request, next, "That key is unknown, revoked or expired.", 401)
     response = RedirectResponse(_next(next), status_code=303)
-    set_cookie(request, response, SESSION_COOKIE, token, SESSION_SECONDS)
+    set_cookie(request, response, SESSION_COOKIE, opened.token, opened.seconds)
     response.delete_cookie(CSRF_COOKIE, path="/web")
     return response
 
@@ -88,6 +89,8 @@ async def sign_out(
     current = await session_of(session, runtime.secret, token) if token else None
     if current is not None:
         check_token(current.csrf, csrf)
+        # Ended here, not only in this browser: a copy of the cookie reads nothing more.
+        await close_session(session, current)
     response = RedirectResponse("/web/sign-in", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/web")
     return response

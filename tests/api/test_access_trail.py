@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import uuid
 from typing import Any
@@ -14,7 +15,7 @@ from app.db.embedded import libpq_url
 from app.db.engine import Database
 from app.services import access_trail
 from app.services.access_trail import TRAIL, AccessAction, Event
-from tests.api.conftest import ADMIN, create_series
+from tests.api.conftest import ADMIN, create_series, wait_job
 from tests.api.paper import body
 
 pytestmark = [pytest.mark.anyio, pytest.mark.db]
@@ -257,3 +258,60 @@ async def test_identical_reads_between_two_writes_are_one_event_with_their_count
         ("release.read", 1, 200, 3),
         ("release.read", 7, 404, 1),
     ]
+
+
+async def test_publish_events_name_their_release_and_the_key_that_posted_it(
+    client: httpx.AsyncClient,
+) -> None:
+    """The post's event names its job (its answer, a 202, knew no release); the job's store
+    names the release, in the release's transaction, with the key that posted it."""
+    publisher_id, publisher = await _published(client)
+    posted = await client.post(
+        "/v1/series/prison-health/releases", json=body(2), headers=_bearer(publisher)
+    )
+    assert posted.status_code == 202, posted.text
+    job = posted.json()["id"]
+    assert (await wait_job(client, job, _bearer(publisher)))["status"] == "succeeded"
+    events = await _events(client, series="prison-health", action="release.publish")
+    seen = [(e["key_id"], e["role"], e["release_no"], e["status"], e["details"]) for e in events]
+    first_job = next(e["details"]["job"] for e in events if e["release_no"] == 1)
+    assert seen == [
+        # Release 1, posted with wait=true: the post (201, stamped when it arrived), its store.
+        (publisher_id, "publisher", None, 201, {"job": first_job}),
+        (publisher_id, "publisher", 1, 201, {"job": first_job}),
+        # Release 2: queued (202), then stored.
+        (publisher_id, "publisher", None, 202, {"job": job}),
+        (publisher_id, "publisher", 2, 201, {"job": job}),
+    ]
+    # Exactly one event names each release: which key published release N.
+    for no in (1, 2):
+        assert [e["key_id"] for e in events if e["release_no"] == no] == [publisher_id]
+
+
+async def test_a_flush_returns_once_the_writes_under_way_have_ended(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer may hold a request's event in a COPY not yet committed when the trail is
+    queried; the query's own flush waits for it, so the answer holds the request."""
+    from app.services.access_trail import AccessTrail
+
+    db = client.app.state.runtime.db  # type: ignore[attr-defined]
+    trail = AccessTrail()
+    trail.record(Event(0.0, None, "cli", AccessAction.KEY_LIST, None, None, 200))
+    gate = asyncio.Event()
+    copy = access_trail.repository.copy_events
+
+    async def held(conn: Any, rows: Any) -> None:
+        await gate.wait()
+        await copy(conn, rows)
+
+    monkeypatch.setattr(access_trail.repository, "copy_events", held)
+    writer = asyncio.create_task(trail.flush(db))
+    while trail.pending():  # the writer has taken the buffer
+        await asyncio.sleep(0)
+    query = asyncio.create_task(trail.flush(db))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not query.done()  # waiting for the writer, which waits for the gate
+    gate.set()
+    assert await query == 0 and await writer == 1

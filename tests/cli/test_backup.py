@@ -212,6 +212,13 @@ async def test_the_restore_drill(tmp_path: Path) -> None:
     assert restored_fourth[1] == original_fourth[1]
 
 
+def _head() -> str:
+    """The newest revision this version of Serialpub migrates to."""
+    head = ScriptDirectory.from_config(_config("")).get_current_head()
+    assert head is not None
+    return head
+
+
 def _config(url: str) -> Config:
     config = Config(str(ROOT / "alembic.ini"))
     config.set_main_option("script_location", str(ROOT / "migrations"))

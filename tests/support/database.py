@@ -42,6 +42,7 @@ TABLES = (
     "job_inputs",
     "jobs",
     "series",
+    "web_sign_ins",
     "api_keys",
     "storage_state",
     "procrastinate_events",

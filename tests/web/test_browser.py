@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
+from app.db.embedded import libpq_url
 from app.demo import generate_snapshots
 from tests.support.database import ROOT, fresh_database
 from tests.support.demo import database_exists, demo_database
@@ -83,13 +85,16 @@ class Served:
     keys: dict[str, str]
     started: float
     log: Path
+    database_url: str
     seconds: dict[str, float] = field(default_factory=dict)
 
-    def api(self, path: str, role: str = "admin") -> Any:
+    def api(self, path: str, role: str = "admin", method: str = "GET", body: Any = None) -> Any:
         headers = {"Authorization": f"Bearer {self.keys[role]}"}
-        response = httpx.get(self.base_url + path, headers=headers, timeout=60)
+        response = httpx.request(
+            method, self.base_url + path, headers=headers, timeout=60, json=body
+        )
         response.raise_for_status()
-        return response.json()
+        return response.json() if response.content else None
 
 
 def _publish_walkthrough(base_url: str) -> dict[str, str]:
@@ -150,7 +155,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             ready = time.monotonic()
             keys = _publish_walkthrough(base_url)
             seconds = {"serve": ready - started, "walkthrough": time.monotonic() - ready}
-            yield Served(base_url, keys, started, log, seconds)
+            yield Served(base_url, keys, started, log, url, seconds)
         finally:
             process.send_signal(signal.SIGTERM)
             try:
@@ -183,7 +188,10 @@ class Reader:
         return response
 
 
-def _open(chromium: Any, served: Served, role: str, javascript: bool = True) -> Reader:
+def _open(
+    chromium: Any, served: Served, role: str, javascript: bool = True, key: str | None = None
+) -> Reader:
+    """A tab signed in through the form with ``role``'s key (or ``key``)."""
     context = chromium.new_context(
         viewport={"width": 1280, "height": 900}, java_script_enabled=javascript
     )
@@ -193,10 +201,10 @@ def _open(chromium: Any, served: Served, role: str, javascript: bool = True) -> 
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{served.base_url}/web/series/{SERIES}")
     assert "/web/sign-in" in page.url  # not signed in: the form, which brings us back
-    page.fill("#key", served.keys[role])
+    page.fill("#key", key or served.keys[role])
     page.click("button[type=submit]")
     page.wait_for_url(re.compile(rf".*/web/series/{SERIES}$"))
-    assert served.keys[role] not in page.url
+    assert (key or served.keys[role]) not in page.url
     return Reader(page, errors)
 
 
@@ -219,6 +227,25 @@ def test_a_newcomer_reaches_the_series_page_from_serve_within_a_minute(
     _closed(reader)
 
 
+@pytest.mark.parametrize("address", ["/", "/web/"])
+def test_the_documented_address_opens_the_web_view(
+    served: Served, chromium: Any, address: str
+) -> None:
+    """docs/web.md's ``/web/`` and the service's own address: the sign-in form, then the
+    series list."""
+    context = chromium.new_context()
+    page = context.new_page()
+    response = page.goto(served.base_url + address)
+    assert response is not None and response.status == 200
+    assert "/web/sign-in" in page.url
+    page.fill("#key", served.keys["analyst"])
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r".*/web/series$"))
+    assert page.inner_text("h1") == "Series"
+    assert page.locator(f'tr[data-series="{SERIES}"]').count() == 1
+    context.close()
+
+
 @pytest.mark.parametrize("role", ["admin", "auditor", "analyst", "publisher"])
 def test_every_page_loads_without_a_console_error(served: Served, chromium: Any, role: str) -> None:
     reader = _open(chromium, served, role)
@@ -229,13 +256,35 @@ def test_every_page_loads_without_a_console_error(served: Served, chromium: Any,
     for path in pages:
         reader.go(served.base_url + path)
         assert reader.page.locator("svg.chart, table.data").count() > 0, path
+        assert _blanks(reader.page) == [], path
     if role in ("admin", "auditor", "publisher"):
         reader.go(base)
         job = reader.page.locator("#jobs a").first.get_attribute("href")
         reader.go(served.base_url + job)
         assert reader.page.locator("#job").get_attribute("data-status") == "succeeded"
+        # The walkthrough's series asks for no semantic audit: its chip is not green.
+        attack = reader.page.locator('#job-phases li[data-phase="attack"]')
+        assert attack.get_attribute("class") == "skipped" and "not run" in attack.inner_text()
+        store = reader.page.locator('#job-phases li[data-phase="store"]')
+        assert store.get_attribute("class") == "done"
     assert reader.errors == [], (role, reader.errors)
     _closed(reader)
+
+
+#: Tables with no body row, rows of a cluster or cells of the riskiest rows with no text.
+_BLANKS = """() => [
+  ...[...document.querySelectorAll("table.data")]
+    .filter(t => t.tBodies.length && t.tBodies[0].rows.length === 0)
+    .map(t => "empty table #" + t.id),
+  ...[...document.querySelectorAll("ol.rows li, #row-risk td")]
+    .filter(n => n.textContent.trim() === "")
+    .map(n => "blank " + n.tagName),
+]"""
+
+
+def _blanks(page: Any) -> list[str]:
+    found: list[str] = page.evaluate(_BLANKS)
+    return found
 
 
 def _cell(reader: Reader, release_no: int, name: str) -> str:
@@ -338,6 +387,131 @@ def test_a_publisher_watches_its_job_finish_without_reloading(
     reader.page.wait_for_selector('#job[data-status="succeeded"]', timeout=300_000)
     assert reader.page.locator("#job-release").is_visible()
     assert reader.page.inner_text("#job-phase") in ("store", "risk", "attack")
+    assert reader.errors == []
+    _closed(reader)
+
+
+def test_a_withdrawn_release_is_marked_and_no_link_leads_an_analyst_to_a_410(
+    served: Served, chromium: Any
+) -> None:
+    name = "withdrawn-example"
+    # The paper's mode: its releases publish copies of private terms (the walkthrough's none).
+    params = {"guarantee": "paper", "r_th": 2}
+    series = {"name": name, "private_terms": ["HIV", "cancer", "herpes"], "params": params}
+    served.api("/v1/series", method="POST", body=series)
+    for year in ("2022", "2023"):
+        posted = httpx.post(
+            f"{served.base_url}/v1/series/{name}/releases?wait=true&label={year}",
+            content=(ROOT / "examples" / f"prison-{year}.dat").read_bytes(),
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Type": "text/plain"},
+            timeout=120,
+        )
+        assert posted.status_code == 201, posted.text
+    served.api(
+        f"/v1/series/{name}/releases/1/withdraw", method="POST", body={"reason": "posted twice"}
+    )
+    key = served.api("/v1/keys", method="POST", body={"role": "analyst"})
+    reader = _open(chromium, served, "analyst", key=key["key"])
+    for path in (f"/web/series/{name}", f"/web/series/{name}/counts?term=HIV"):
+        reader.go(served.base_url + path)
+        row = reader.page.locator('tr[data-release="1"]')
+        assert "withdrawn" in (row.get_attribute("class") or ""), path
+        assert "posted twice" in row.inner_text(), path
+        assert row.locator("a").count() == 0, path
+        links = reader.page.eval_on_selector_all(
+            'a[href^="/web/"]', "nodes => nodes.map(n => n.getAttribute('href'))"
+        )
+        for link in links:
+            answer = reader.page.request.get(served.base_url + link)
+            assert answer.status != 410, (path, link)
+    # A term and its count read apart: "HIV: 2", not "HIV 2".
+    for path in (f"/web/series/{name}", f"/web/series/{name}/releases/2"):
+        reader.go(served.base_url + path)
+        spans = reader.page.locator("span[data-term][data-value]")
+        assert spans.count() > 0, path
+        for i in range(spans.count()):
+            span = spans.nth(i)
+            term, value = span.get_attribute("data-term"), span.get_attribute("data-value")
+            assert span.inner_text() == f"{term}: {value}", path
+        assert _blanks(reader.page) == [], path
+    assert reader.errors == []
+    _closed(reader)
+
+
+def _signed_out(page: Any, url: str) -> bool:
+    """Loading ``url`` lands on the sign-in form, and none of the series' figures show."""
+    page.goto(url)
+    return "/web/sign-in" in page.url and page.locator("#releases, #risk").count() == 0
+
+
+@pytest.mark.parametrize("end", ["revoked", "rotated", "expired"])
+def test_a_session_ends_with_its_key(served: Served, chromium: Any, end: str) -> None:
+    """After its key is revoked, rotated without grace or past its expiry, the next page is
+    the sign-in form (the API answers 401 to the same key)."""
+    key = served.api("/v1/keys", method="POST", body={"role": "auditor"})
+    reader = _open(chromium, served, "auditor", key=key["key"])
+    page_url = f"{served.base_url}/web/series/{SERIES}/releases/1"
+    reader.go(page_url)
+    assert reader.page.locator("#risk").count() == 1
+    if end == "revoked":
+        served.api(f"/v1/keys/{key['id']}", method="DELETE")
+    elif end == "rotated":
+        served.api(f"/v1/keys/{key['id']}/rotate", method="POST", body={"grace_seconds": 0})
+    else:
+        with psycopg.connect(libpq_url(served.database_url), autocommit=True) as conn:
+            conn.execute(
+                "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = %s",
+                (key["id"],),
+            )
+    refused = httpx.get(
+        f"{served.base_url}/v1/series/{SERIES}/releases/1/risk",
+        headers={"Authorization": f"Bearer {key['key']}"},
+    )
+    assert refused.status_code == 401
+    assert _signed_out(reader.page, page_url), end
+    _closed(reader)
+
+
+def test_signing_out_ends_the_session_on_the_service(served: Served, chromium: Any) -> None:
+    """A copy of the session cookie, taken before signing out, reads nothing afterwards."""
+    reader = _open(chromium, served, "auditor")
+    copied = reader.page.context.cookies()
+    assert any(c["name"] == "serialpub_session" for c in copied)
+    reader.page.click("header.top form button[type=submit]")
+    reader.page.wait_for_url(re.compile(r".*/web/sign-in$"))
+    thief = chromium.new_context()
+    thief.add_cookies(copied)
+    assert _signed_out(thief.new_page(), f"{served.base_url}/web/series/{SERIES}")
+    thief.close()
+    assert reader.errors == []
+    _closed(reader)
+
+
+def test_a_browser_s_page_loads_and_downloads_are_in_the_access_trail(
+    served: Served, chromium: Any
+) -> None:
+    """The same actions as the API's reads, each with the key that signed in."""
+    key = served.api("/v1/keys", method="POST", body={"role": "auditor", "series": SERIES})
+    reader = _open(chromium, served, "auditor", key=key["key"])
+    reader.go(f"{served.base_url}/web/series/{SERIES}/releases/1")
+    with reader.page.expect_download() as download:
+        reader.page.click('a[href$="/releases/1/release.json"]')
+    assert download.value.suggested_filename == f"{SERIES}-1-release.json"
+    events = served.api(f"/v1/access-trail?key_id={key['id']}")["events"]
+    seen = sorted(
+        (e["action"], e["release_no"] or 0, e["details"].get("file", ""), e["status"])
+        for e in events
+        if e["details"].get("via") == "web"
+    )
+    assert seen == [
+        ("cover.read", 1, "", 200),
+        ("release.list", 0, "", 200),  # the series page the sign-in landed on
+        ("release.read", 1, "", 200),
+        ("release.read", 1, "release.json", 200),
+        ("risk.read", 0, "", 200),
+        ("risk.read", 1, "", 200),
+    ]
+    assert {e["role"] for e in events} == {"auditor"}
     assert reader.errors == []
     _closed(reader)
 

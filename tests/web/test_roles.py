@@ -5,6 +5,9 @@ analyst the public figures only; a scoped key its own series."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import httpx
 import pytest
 
@@ -120,3 +123,53 @@ async def test_a_withdrawn_release_is_gone_for_analysts_but_not_for_auditors(
         assert "wrong file" in gone.text
         assert (await auditor.get(path)).status_code == 200, path
     assert (await analyst.get(f"{base}/1")).status_code == 200
+
+
+def _links(page: str) -> set[str]:
+    return {
+        html.unescape(href)
+        for href in re.findall(r'href="(/web/[^"]*)"', page)
+        if not href.startswith("/web/static/")
+    }
+
+
+async def test_a_withdrawn_release_is_marked_wherever_it_is_listed(
+    client: httpx.AsyncClient,
+) -> None:
+    keys = await publish_example(client, ("2022", "2023"))
+    withdrawn = await client.post(
+        f"/v1/series/{SERIES}/releases/2/withdraw", json={"reason": "wrong file"}, headers=ADMIN
+    )
+    assert withdrawn.status_code == 200
+    gone = f"/web/series/{SERIES}/releases/2"
+    readers = {role: await signed_in(client, keys[role]) for role in ("analyst", "publisher")}
+    for role, web in readers.items():
+        series = (await web.get(f"/web/series/{SERIES}")).text
+        row = series.split('<tr data-release="2"')[1].split("</tr>")[0]
+        assert 'class="withdrawn"' in row and "wrong file" in row, role
+        assert f'href="{gone}"' not in series, role  # in the table and the chart
+        # Its body's figures are not shown to a reader the API answers 410.
+        assert 'data-value=""' in row and "—" in row, role
+        counts = (await web.get(f"/web/series/{SERIES}/counts?term=HIV")).text
+        counted = counts.split('<tr data-release="2"')[1].split("</tr>")[0]
+        assert "withdrawn" in counted and 'data-field="published"' not in counted, role
+        assert counts.count('class="point"') == 1, role
+        # No link on these pages leads to a 410.
+        for link in _links(series) | _links(counts):
+            assert (await web.get(link)).status_code != 410, (role, link)
+    # The publisher's own job names its release withdrawn, without a link to it.
+    publisher = readers["publisher"]
+    series = (await publisher.get(f"/web/series/{SERIES}")).text
+    job_row = next(r for r in series.split('<tr data-job="')[1:] if ">2 <span" in r)
+    job_id = job_row.split('"', 1)[0]
+    job = await publisher.get(f"/web/jobs/{job_id}")
+    assert 'data-field="withdrawn"' in job.text and f'href="{gone}"' not in job.text
+    # Auditors read it, marked, and its page says so.
+    auditor = await signed_in(client, keys["auditor"])
+    series = (await auditor.get(f"/web/series/{SERIES}")).text
+    row = series.split('<tr data-release="2"')[1].split("</tr>")[0]
+    assert "withdrawn" in row and f'href="{gone}"' in row
+    release = await auditor.get(gone)
+    assert release.status_code == 200
+    assert 'data-field="withdrawn"' in release.text and "wrong file" in release.text
+    assert 'data-category="2 withdrawn"' in series

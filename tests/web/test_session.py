@@ -5,9 +5,16 @@ headers and is not cached."""
 
 from __future__ import annotations
 
+import datetime as dt
+import uuid
+from typing import Any
+
 import httpx
 import pytest
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db.models import ApiKey, WebSignIn
 from app.services.sessions import SESSION_SECONDS
 from tests.api.conftest import ADMIN
 from tests.web.support import browser, csrf_of, publish_example, sign_in, signed_in
@@ -59,7 +66,7 @@ async def test_an_unknown_key_is_refused_without_echoing_it(client: httpx.AsyncC
     wrong = "sp_not-a-key-anyone-was-given-0123456789abcdef"
     response = await sign_in(web, wrong)
     assert response.status_code == 401
-    assert "unknown or revoked" in response.text and wrong not in response.text
+    assert "unknown, revoked or expired" in response.text and wrong not in response.text
     assert "serialpub_session" not in response.headers.get("set-cookie", "")
 
 
@@ -117,13 +124,73 @@ async def test_every_page_carries_the_security_headers(client: httpx.AsyncClient
     assert (await web.get("/web/nowhere")).status_code == 404
 
 
+async def _key(client: httpx.AsyncClient, **payload: Any) -> dict[str, Any]:
+    created = await client.post("/v1/keys", json={"role": "auditor", **payload}, headers=ADMIN)
+    assert created.status_code == 201, created.text
+    return dict(created.json())
+
+
+async def _signed_out(web: httpx.AsyncClient) -> bool:
+    """The page answers as to a reader who is not signed in (to the sign-in form)."""
+    response = await web.get("/web/series")
+    return response.status_code == 303 and response.headers["location"].startswith("/web/sign-in")
+
+
 async def test_a_revoked_key_ends_its_sessions(client: httpx.AsyncClient) -> None:
-    created = await client.post("/v1/keys", json={"role": "auditor"}, headers=ADMIN)
-    key = created.json()
+    key = await _key(client)
     web = await signed_in(client, key["key"])
     assert (await web.get("/web/series")).status_code == 200
     assert (await client.delete(f"/v1/keys/{key['id']}", headers=ADMIN)).status_code == 204
-    assert (await web.get("/web/series")).status_code == 303
+    assert await _signed_out(web)
+
+
+async def _expire(session: AsyncSession, key_id: str) -> None:
+    """Move the key's expiry into the past, as the clock would."""
+    await session.execute(
+        update(ApiKey)
+        .where(ApiKey.id == uuid.UUID(key_id))
+        .values(expires_at=func.now() - dt.timedelta(seconds=1))
+    )
+    await session.commit()
+
+
+async def test_a_key_that_expires_ends_its_sessions_at_once(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> None:
+    ends = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+    key = await _key(client, expires_at=ends.isoformat())
+    web = browser(client)
+    response = await sign_in(web, key["key"])
+    assert response.status_code == 303
+    # The cookie lives no longer than its key.
+    max_age = int(response.headers["set-cookie"].split("Max-Age=")[1].split(";")[0])
+    assert 0 < max_age <= 3600
+    assert (await web.get("/web/series")).status_code == 200
+    await _expire(session, key["id"])
+    api = await client.get("/v1/series", headers={"Authorization": f"Bearer {key['key']}"})
+    assert api.status_code == 401
+    assert await _signed_out(web)
+    # Nor does the form take it again.
+    refused = await sign_in(browser(client), key["key"])
+    assert refused.status_code == 401 and "expired" in refused.text
+
+
+@pytest.mark.parametrize("grace", [0, 3600])
+async def test_a_rotated_key_s_sessions_end_when_its_grace_does(
+    client: httpx.AsyncClient, grace: int
+) -> None:
+    key = await _key(client)
+    web = await signed_in(client, key["key"])
+    rotated = await client.post(
+        f"/v1/keys/{key['id']}/rotate", json={"grace_seconds": grace}, headers=ADMIN
+    )
+    assert rotated.status_code == 201, rotated.text
+    old_api = await client.get("/v1/series", headers={"Authorization": f"Bearer {key['key']}"})
+    # The web view answers as the API does: with no grace the old key reads nothing more.
+    assert old_api.status_code == (401 if grace == 0 else 200)
+    assert await _signed_out(web) == (grace == 0)
+    fresh = await signed_in(client, rotated.json()["key"])
+    assert (await fresh.get("/web/series")).status_code == 200
 
 
 async def test_a_forged_session_cookie_is_no_session(client: httpx.AsyncClient) -> None:
@@ -146,3 +213,23 @@ async def test_signing_out_needs_the_page_s_value_and_clears_the_session(
     done = await web.post("/web/sign-out", data={"csrf": csrf_of(page.text)})
     assert done.status_code == 303 and 'serialpub_session=""' in done.headers["set-cookie"]
     assert (await web.get("/web/series")).status_code == 303
+
+
+async def test_signing_out_ends_the_session_on_the_service(
+    client: httpx.AsyncClient, session: AsyncSession
+) -> None:
+    key = await _key(client)
+    web, elsewhere = await signed_in(client, key["key"]), await signed_in(client, key["key"])
+    copied = web.cookies["serialpub_session"]
+    page = await web.get("/web/series")
+    assert (await web.post("/web/sign-out", data={"csrf": csrf_of(page.text)})).status_code == 303
+    # A copy of the cookie, taken before signing out, reads nothing more.
+    thief = browser(client)
+    thief.cookies.set("serialpub_session", copied, path="/web")
+    assert await _signed_out(thief)
+    # The key's other sign-in (another browser) goes on.
+    assert (await elsewhere.get("/web/series")).status_code == 200
+    left = await session.scalar(
+        select(func.count()).select_from(WebSignIn).where(WebSignIn.key_id == uuid.UUID(key["id"]))
+    )
+    assert left == 1

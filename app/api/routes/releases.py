@@ -11,6 +11,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 
+from app.api.access import note
 from app.api.body import json_body, request_body
 from app.api.deps import (
     AdminDep,
@@ -142,6 +143,8 @@ async def post_release(
             time.perf_counter() - parse_started,
             dry_run=dry_run,
         )
+    # The trail's event of this post names its job; the job's store names the release.
+    note(request.scope, job=str(job.id))
     if len(corpus) >= _LARGE_UPLOAD:
         # The parsed body is garbage now; glibc would keep its pages (app.services.memory).
         del corpus

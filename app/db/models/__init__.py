@@ -2,7 +2,7 @@
 
 from app.db.models.access import AccessEvent
 from app.db.models.attacks import AttackReport, AuditBackground
-from app.db.models.auth import ApiKey, AppSecret
+from app.db.models.auth import ApiKey, AppSecret, WebSignIn
 from app.db.models.disassociation import DisassociationPart
 from app.db.models.job import IdempotencyKey, Job, JobInput
 from app.db.models.release import (
@@ -42,5 +42,6 @@ __all__ = [
     "Series",
     "StorageState",
     "Term",
+    "WebSignIn",
     "WongStatistic",
 ]

@@ -1,4 +1,4 @@
-"""API keys (stored as sha256 digests only) and service secrets."""
+"""API keys (stored as sha256 digests only), the web view's sign-ins and service secrets."""
 
 from __future__ import annotations
 
@@ -33,6 +33,23 @@ class ApiKey(TimestampMixin, Base):
 
     def expired(self, now: dt.datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
+
+
+class WebSignIn(TimestampMixin, Base):
+    """A key signed in to the web view in one browser (:mod:`app.services.sessions`).
+
+    Its session cookie names this row: signing out deletes it, and the key's revocation or
+    expiry (a rotation's end of grace) ends it as they end the key, since every page reads
+    the two together."""
+
+    __tablename__ = "web_sign_ins"
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    key_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("api_keys.id", ondelete="CASCADE"), index=True
+    )
+    #: The end of the working day it was opened for, or of its key, whichever is first.
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), index=True)
 
 
 class AppSecret(TimestampMixin, Base):
