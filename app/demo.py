@@ -37,6 +37,7 @@ from sqlalchemy.engine import make_url
 
 from app.api.main import create_app
 from app.db.embedded import libpq_url, start_embedded, stop_embedded
+from app.jobs.compute import ready_to_compute
 from app.settings import Settings
 
 __all__ = ["DemoError", "generate_snapshots", "run_demo", "throwaway_database"]
@@ -285,6 +286,26 @@ async def _run_demo(
     migrate: Callable[[str], None] | None,
     serve: bool = False,
 ) -> None:
+    # The compute process imports the core while the database is made and migrated, rather
+    # than after, when the service's start waits for it (app.jobs.compute.start_server).
+    warming = asyncio.ensure_future(ready_to_compute())
+    await asyncio.sleep(0)  # its thread started, before the database's creation blocks
+    try:
+        await _demo_in_database(settings, say, years, migrate, serve)
+    finally:
+        warming.cancel()  # its threads end by themselves, once the server is up
+        await asyncio.wait([warming])
+        if not warming.cancelled():
+            warming.exception()  # the service's start raised it already, if any
+
+
+async def _demo_in_database(
+    settings: Settings,
+    say: Callable[[str], None],
+    years: int,
+    migrate: Callable[[str], None] | None,
+    serve: bool,
+) -> None:
     with throwaway_database(settings) as (url, where):
         say(f"(in a throw-away {where}, removed at the end: nothing the demo creates outlives it)")
         if migrate is not None:
@@ -299,14 +320,32 @@ async def _run_demo(
             )
             page = f"{base_url}/web/series/{name}"
             if not serve:
-                say(f"the series at a glance: {page} (`serialpub demo --serve` keeps it up)")
+                say(
+                    f"the series at a glance: {page} (`serialpub demo --serve` keeps it up, "
+                    "with keys to sign in)"
+                )
                 return
             say(f"the series at a glance: {page}")
-            # The keys live only in the throw-away database, gone when the demo ends.
-            for role in ("auditor", "analyst"):
-                say(f"  sign in as {role}: {keys[role].removeprefix('Bearer ')}")
-            say("serving until Ctrl-C, which ends the demo and removes its database")
+            _say_keys(say, keys)
+            say("serving until Ctrl-C, which ends the demo, its keys and its database")
             await asyncio.Event().wait()
+
+
+def _say_keys(say: Callable[[str], None], keys: dict[str, str]) -> None:
+    """The keys to sign in with, each named by its role. Printed only while they work: they
+    live in the throw-away database alone, and end with the demo."""
+    say("keys to sign in with there (or to send as 'Authorization: Bearer KEY'):")
+    width = max(len(role) for role in _SIGN_IN)
+    for role, reads in _SIGN_IN.items():
+        say(f"  {role} key: {' ' * (width - len(role))}{keys[role]}  ({reads})")
+
+
+#: The roles a demo user signs in as, and what each reads there.
+_SIGN_IN = {
+    "auditor": "releases, their serial risk, what verify concludes, the jobs",
+    "analyst": "the public releases and a private term's counts",
+    "publisher": "the series' releases and the jobs its key posted",
+}
 
 
 #: Tries of a request the service answered 503 (its database restarting): the demo's posts
@@ -344,7 +383,7 @@ async def _call(
 async def _steps(
     client: _Client, admin: dict[str, str], say: Callable[[str], None], years: int
 ) -> tuple[str, dict[str, str]]:
-    """The demo's calls; the series' name and each role's key (``Bearer KEY``)."""
+    """The demo's calls; the series' name and each role's key."""
     name = f"demo-{secrets.token_hex(4)}"
     series = await _call(
         client,
@@ -366,7 +405,8 @@ async def _steps(
         body = {"role": role, "series": name}
         created = await _call(client, "POST", "/v1/keys", say, headers=admin, json=body)
         keys[role] = {"Authorization": f"Bearer {created['key']}"}
-        say(f"  {role} key {created['id']}")
+        # Not the key's id: a random string printed as "key ..." reads as one, and is none.
+        say(f"  {role}'s key created (scoped to {name})")
     for year, corpus in enumerate(generate_snapshots(years), start=2021):
         lines = "".join(" ".join(t) + "\n" for t in corpus)
         result = await _call(
@@ -406,4 +446,6 @@ async def _steps(
         f"  analyst view of release 1, cluster {cluster['cluster_id']}: rows {cluster['rows']}, "
         f"private terms {cluster['private_terms']}"
     )
-    return name, {role: header["Authorization"] for role, header in keys.items()}
+    return name, {
+        role: header["Authorization"].removeprefix("Bearer ") for role, header in keys.items()
+    }

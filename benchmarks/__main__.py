@@ -70,6 +70,11 @@ MAINTAINED: tuple[Benchmark, ...] = (
         "python -m benchmarks.service --releases 2 --clients 50 --requests 2000",
     ),
     Benchmark(
+        "first_answers",
+        "README's walkthrough on a freshly started serve, and the demo until its address",
+        "python -m benchmarks.first_answers --repeat 5",
+    ),
+    Benchmark(
         "upload_caps",
         "a 1M-line snapshot at the default caps through serve and one worker; refused uploads",
         "python -m benchmarks.upload_caps",

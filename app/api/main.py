@@ -80,6 +80,11 @@ def _lifespan(settings: Settings):  # type: ignore[no-untyped-def]
         app.state.runtime = runtime
         worker = None
         if settings.in_process_worker:
+            # Before the service answers, so that its first job computes at once rather than
+            # wait for the compute fork server's imports; the worker's start finds it done.
+            from app.jobs.compute import ready_to_compute
+
+            await ready_to_compute()
             worker = asyncio.create_task(_in_process_worker(runtime))
         trail = asyncio.create_task(
             TRAIL.run(

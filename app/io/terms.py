@@ -111,20 +111,36 @@ _IGNORABLE = frozenset(cp for a, b in (*DEFAULT_IGNORABLE, *BLANK) for cp in ran
 
 
 @cache
-def _ranges(allowed: str) -> tuple[tuple[int, int], ...]:
-    """The code points a term may not hold, as ranges: Cc, Cs, Cf, line and paragraph
-    separators, every Default_Ignorable_Code_Point (:data:`DEFAULT_IGNORABLE`) and the blank
-    glyphs (:data:`BLANK`), less ``allowed``. Built from the running Python's Unicode tables."""
+def _forbidden() -> tuple[tuple[int, int], ...]:
+    """The code points no text may hold, as ranges: Cc, Cs, Cf, line and paragraph separators,
+    every Default_Ignorable_Code_Point (:data:`DEFAULT_IGNORABLE`) and the blank glyphs
+    (:data:`BLANK`). Built from the running Python's Unicode tables: a scan of all 1.1 million
+    code points, so once a process, whatever patterns are made of it."""
     ranges: list[tuple[int, int]] = []
     for cp in range(sys.maxunicode + 1):
-        char = chr(cp)
-        if char in allowed:
-            continue
-        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp") or cp in _IGNORABLE:
+        if cp in _IGNORABLE or unicodedata.category(chr(cp)) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
             if ranges and ranges[-1][1] == cp - 1:
                 ranges[-1] = (ranges[-1][0], cp)
             else:
                 ranges.append((cp, cp))
+    return tuple(ranges)
+
+
+@cache
+def _ranges(allowed: str) -> tuple[tuple[int, int], ...]:
+    """:func:`_forbidden` less the code points of ``allowed``.
+
+    >>> _ranges(chr(9) + chr(10))[:2], _forbidden()[:1]
+    (((0, 8), (11, 31)), ((0, 31),))
+    """
+    ranges: list[tuple[int, int]] = []
+    for low, high in _forbidden():
+        for cp in sorted(ord(char) for char in set(allowed) if low <= ord(char) <= high):
+            if low < cp:
+                ranges.append((low, cp - 1))
+            low = cp + 1
+        if low <= high:
+            ranges.append((low, high))
     return tuple(ranges)
 
 

@@ -41,7 +41,7 @@ from app.db.engine import StorageState, database_size, is_transient, settings_wa
 from app.db.models import Job, Release
 from app.db.raw import driver_connection
 from app.db.repositories.jobs import JobRepository
-from app.jobs.compute import preload
+from app.jobs.compute import ready_to_compute
 from app.jobs.processes import current_process, is_dead_here
 from app.jobs.publication import RUNNING, note_interruption
 from app.jobs.task import RUNTIME_KEY, publish_release
@@ -447,7 +447,7 @@ async def run_worker(
     # Before the first fetch: a restart takes its crashed predecessor's jobs back first.
     await requeue_dead_here(runtime)
     await check_server_settings(runtime)
-    await asyncio.to_thread(preload)
+    await ready_to_compute()
     async with open_queue(runtime.db.url, max_size=concurrency + 3) as app:
         recovery = asyncio.create_task(_recovery_loop(app, runtime), name="stalled-job recovery")
         side = [recovery]

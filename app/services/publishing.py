@@ -282,7 +282,11 @@ async def wait_for_job(db: Database, job_id: uuid.UUID, timeout: float) -> Job:
     waits out the outage itself), and the poster waits for its outcome, not for the outage's
     end; past ``timeout`` the fault is raised (503)."""
     deadline = time.monotonic() + timeout
-    delay = 0.05
+    # Each wait a fifth longer than the one before, up to half a second: a job that ends at
+    # t is seen by about 1.2 t. A small release takes 0.2-0.8 s, which waits that grew by
+    # half from 0.05 s answered up to 0.34 s late (now 0.09 s), for 14 polls in its first
+    # second instead of 6.
+    delay = 0.02
     job: Job | None = None
     while True:
         try:
@@ -295,4 +299,4 @@ async def wait_for_job(db: Database, job_id: uuid.UUID, timeout: float) -> Job:
         if job is not None and (job.status in FINISHED or time.monotonic() >= deadline):
             return job
         await asyncio.sleep(delay)
-        delay = min(delay * 1.5, 0.5)
+        delay = min(delay * 1.2, 0.5)

@@ -22,7 +22,6 @@ from itertools import combinations
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import linear_sum_assignment
 
 from app.core.attacks.reconstruct import ReconstructedCluster, Reconstruction
 from app.core.disassociation.model import DisassociatedCluster, Disassociation
@@ -155,6 +154,10 @@ def _match(
     truths: list[_Truth], rebuilt: ReconstructedCluster
 ) -> list[tuple[_Truth, frozenset[str]]]:
     """Pair each true record with a slot of the same anchor, agreeing best."""
+    # Imported here, not with the module: every process that reads a series' settings
+    # imports this package, and only an audit of a disassociated release matches records.
+    from scipy.optimize import linear_sum_assignment
+
     slots: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for s, anchor in enumerate(rebuilt.anchors):
         slots[anchor].append(s)
